@@ -1,0 +1,40 @@
+/**
+ * Errors of the domain layer. Error names are API: state machine Retry/Catch rules match them,
+ * so a name never changes once shipped. Two families: retryable and terminal.
+ * Never put secret data or whole objects into a message.
+ */
+
+export class LifeboatError extends Error {
+  /** Whether repeating the same step may succeed. */
+  readonly retryable: boolean = false;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LifeboatError';
+  }
+}
+
+/** One problem of a request, named by its field path (e.g. `spec.includedNamespaces[2]`). */
+export interface FieldProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** The request cannot run as given; every problem is listed. Velero's phase `FailedValidation`. */
+export class ValidationFailed extends LifeboatError {
+  readonly problems: readonly FieldProblem[];
+
+  constructor(problems: readonly FieldProblem[]) {
+    super(`invalid request: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+    this.name = 'ValidationFailed';
+    this.problems = problems;
+  }
+}
+
+/** A backup or restore of this name already exists; names are never reused (write once). */
+export class AlreadyExists extends LifeboatError {
+  constructor(what: string) {
+    super(`${what} already exists`);
+    this.name = 'AlreadyExists';
+  }
+}
