@@ -38,3 +38,21 @@ export class AlreadyExists extends LifeboatError {
     this.name = 'AlreadyExists';
   }
 }
+
+/** A transient failure (throttling, 429/5xx, SlowDown, network): the step may be retried. */
+export class RetryableError extends LifeboatError {
+  override readonly retryable: boolean = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RetryableError';
+  }
+}
+
+/** A LIST continue token expired (HTTP 410 Gone): the listing restarts from the beginning. */
+export class ListExpired extends LifeboatError {
+  constructor(resource: string) {
+    super(`the list of ${resource} expired (410 Gone)`);
+    this.name = 'ListExpired';
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The object store as a local directory: the embedded default of `lifeboat --local`.
+ * Keys map to files under the root; writes go to a temporary file and are renamed into place,
+ * so a reader never sees half an object. Never follows a key outside the root.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { link, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AlreadyExists, LifeboatError } from '../domain/errors.js';
+import type { ObjectStore, PutOptions } from '../ports/object-store.js';
+
+export class LocalDirectoryStore implements ObjectStore {
+  readonly location: string;
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+    this.location = `file://${this.root}`;
+  }
+
+  private path(key: string): string {
+    const full = resolve(this.root, key);
+    if (full !== this.root && !full.startsWith(this.root + sep)) {
+      throw new LifeboatError(`object key escapes the store: ${key}`);
+    }
+    return full;
+  }
+
+  private async commit(tmp: string, target: string, options?: PutOptions): Promise<void> {
+    if (options?.ifNoneMatch) {
+      // link() fails if the target exists: an atomic create-if-absent.
+      try {
+        await link(tmp, target);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+          throw new AlreadyExists(`object ${relative(this.root, target)}`);
+        throw error;
+      } finally {
+        await unlink(tmp).catch(() => undefined);
+      }
+      return;
+    }
+    await rename(tmp, target);
+  }
+
+  private tmpFor(target: string): string {
+    return `${target}.tmp-${randomBytes(6).toString('hex')}`;
+  }
+
+  async put(key: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
+    const target = this.path(key);
+    await mkdir(dirname(target), { recursive: true });
+    const tmp = this.tmpFor(target);
+    await writeFile(tmp, body);
+    await this.commit(tmp, target, options);
+  }
+
+  async putStream(key: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void> {
+    const target = this.path(key);
+    await mkdir(dirname(target), { recursive: true });
+    const tmp = this.tmpFor(target);
+    await pipeline(Readable.from(body), createWriteStream(tmp));
+    await this.commit(tmp, target, options);
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    try {
+      return await readFile(this.path(key));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async getStream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
+    const body = await this.get(key);
+    return body ? Readable.from([body]) : undefined;
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      return (await stat(this.path(key))).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) {
+        const full = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(full);
+        else if (!entry.name.includes('.tmp-')) {
+          const key = relative(this.root, full).split(sep).join('/');
+          if (key.startsWith(prefix)) out.push(key);
+        }
+      }
+    };
+    const slash = prefix.lastIndexOf('/');
+    await walk(slash >= 0 ? this.path(prefix.slice(0, slash + 1)) : this.root);
+    return out.sort();
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.path(key), { force: true });
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The object store on S3 (or any S3 endpoint): keys under an optional prefix, conditional
+ * writes with If-None-Match, multipart streaming for large objects. The SDK retries throttling
+ * and 5xx with backoff.
+ */
+
+import { Readable } from 'node:stream';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { AlreadyExists } from '../domain/errors.js';
+import type { ObjectStore, PutOptions } from '../ports/object-store.js';
+
+function status(error: unknown): number | undefined {
+  return error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
+}
+
+export class S3ObjectStore implements ObjectStore {
+  readonly location: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+
+  constructor(options: { client: S3Client; bucket: string; prefix?: string }) {
+    this.client = options.client;
+    this.bucket = options.bucket;
+    this.prefix = options.prefix ? `${options.prefix.replace(/\/+$/, '')}/` : '';
+    this.location = `s3://${this.bucket}/${this.prefix}`;
+  }
+
+  private key(key: string): string {
+    return `${this.prefix}${key}`;
+  }
+
+  async put(key: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.key(key),
+          Body: body,
+          ContentType: options?.contentType,
+          ...(options?.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
+        }),
+        { abortSignal: options?.signal },
+      );
+    } catch (error) {
+      if (options?.ifNoneMatch && status(error) === 412) throw new AlreadyExists(`object ${key}`);
+      throw error;
+    }
+  }
+
+  async putStream(key: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void> {
+    if (options?.ifNoneMatch && (await this.exists(key, options))) throw new AlreadyExists(`object ${key}`);
+    const upload = new Upload({
+      client: this.client,
+      params: {
+        Bucket: this.bucket,
+        Key: this.key(key),
+        Body: Readable.from(body),
+        ContentType: options?.contentType,
+      },
+      queueSize: 4,
+      partSize: 8 * 1024 * 1024,
+    });
+    options?.signal?.addEventListener('abort', () => void upload.abort(), { once: true });
+    await upload.done();
+  }
+
+  async get(key: string, options?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }), {
+        abortSignal: options?.signal,
+      });
+      return await res.Body?.transformToByteArray();
+    } catch (error) {
+      if (status(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  async getStream(
+    key: string,
+    options?: { signal?: AbortSignal },
+  ): Promise<AsyncIterable<Uint8Array> | undefined> {
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }), {
+        abortSignal: options?.signal,
+      });
+      return res.Body as AsyncIterable<Uint8Array> | undefined;
+    } catch (error) {
+      if (status(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  async exists(key: string, options?: { signal?: AbortSignal }): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }), {
+        abortSignal: options?.signal,
+      });
+      return true;
+    } catch (error) {
+      if (status(error) === 404) return false;
+      throw error;
+    }
+  }
+
+  async list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ContinuationToken: token }),
+        { abortSignal: options?.signal },
+      );
+      for (const object of page.Contents ?? [])
+        if (object.Key) keys.push(object.Key.slice(this.prefix.length));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return keys.sort();
+  }
+
+  async delete(key: string, options?: { signal?: AbortSignal }): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }), {
+      abortSignal: options?.signal,
+    });
+  }
+}

@@ -1,0 +1,4 @@
+/** The machine's clock. */
+import type { Clock } from '../ports/clock.js';
+
+export const systemClock: Clock = { now: () => new Date() };

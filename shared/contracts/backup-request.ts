@@ -1,0 +1,179 @@
+/**
+ * The backup request: a `velero.io/v1` Backup (metadata and spec, every Velero 1.17 spec field
+ * accepted) plus the cluster to back up. Validation follows Velero's rules and reports every
+ * problem by its field path; it never throws on bad input.
+ */
+import { z } from 'zod';
+import { type BackupPlan, DEFAULT_TTL_MS } from '../domain/backup-plan.js';
+import { parseDuration } from '../domain/duration.js';
+import type { FieldProblem } from '../domain/errors.js';
+import { dnsSubdomain, labelSelector, objectMetaInput, problemsOf } from './kubernetes.js';
+
+const names = z.array(z.string().min(1, { message: 'must not be empty' }));
+const duration = z.string().refine((d) => parseDuration(d) !== undefined, {
+  message: 'must be a duration such as 720h, 1h30m or 10m0s',
+});
+
+const execHook = z.strictObject({
+  container: z.string().optional(),
+  command: z.array(z.string()).min(1),
+  onError: z.enum(['Continue', 'Fail']).optional(),
+  timeout: duration.optional(),
+});
+
+const hookSpec = z.strictObject({
+  name: z.string().min(1),
+  includedNamespaces: names.optional(),
+  excludedNamespaces: names.optional(),
+  includedResources: names.optional(),
+  excludedResources: names.optional(),
+  labelSelector: labelSelector.optional(),
+  pre: z.array(z.strictObject({ exec: execHook })).optional(),
+  post: z.array(z.strictObject({ exec: execHook })).optional(),
+});
+
+export const backupSpec = z.strictObject({
+  metadata: z.strictObject({ labels: z.record(z.string(), z.string()).optional() }).optional(),
+  includedNamespaces: names.optional(),
+  excludedNamespaces: names.optional(),
+  includedResources: names.optional(),
+  excludedResources: names.optional(),
+  includeClusterResources: z.boolean().nullable().optional(),
+  includedClusterScopedResources: names.optional(),
+  excludedClusterScopedResources: names.optional(),
+  includedNamespaceScopedResources: names.optional(),
+  excludedNamespaceScopedResources: names.optional(),
+  labelSelector: labelSelector.nullable().optional(),
+  orLabelSelectors: z.array(labelSelector).nullable().optional(),
+  snapshotVolumes: z.boolean().nullable().optional(),
+  ttl: duration.optional(),
+  volumeGroupSnapshotLabelKey: z.string().optional(),
+  hooks: z.strictObject({ resources: z.array(hookSpec).optional() }).optional(),
+  storageLocation: z.string().optional(),
+  volumeSnapshotLocations: z.array(z.string()).optional(),
+  defaultVolumesToRestic: z.boolean().nullable().optional(),
+  defaultVolumesToFsBackup: z.boolean().nullable().optional(),
+  orderedResources: z.record(z.string(), z.string()).nullable().optional(),
+  csiSnapshotTimeout: duration.optional(),
+  itemOperationTimeout: duration.optional(),
+  resourcePolicy: z
+    .strictObject({ apiGroup: z.string().optional(), kind: z.string(), name: z.string() })
+    .optional(),
+  snapshotMoveData: z.boolean().nullable().optional(),
+  datamover: z.string().optional(),
+  uploaderConfig: z.strictObject({ parallelFilesUpload: z.number().int().positive().optional() }).optional(),
+});
+
+export type BackupSpec = z.infer<typeof backupSpec>;
+
+export const backupObject = z.strictObject({
+  apiVersion: z.literal('velero.io/v1').optional(),
+  kind: z.literal('Backup').optional(),
+  metadata: objectMetaInput,
+  spec: backupSpec.default({}),
+});
+
+export const backupRequest = z.strictObject({
+  cluster: dnsSubdomain,
+  backup: backupObject,
+});
+
+export type BackupRequest = z.infer<typeof backupRequest>;
+
+const OLD_FILTERS = ['includedResources', 'excludedResources', 'includeClusterResources'] as const;
+const SCOPED_FILTERS = [
+  'includedClusterScopedResources',
+  'excludedClusterScopedResources',
+  'includedNamespaceScopedResources',
+  'excludedNamespaceScopedResources',
+] as const;
+
+/** Velero's cross-field rules (backup_controller.go prepareBackupRequest). */
+function crossFieldProblems(spec: BackupSpec): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const set = (v: unknown): boolean => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+  const oldUsed = OLD_FILTERS.filter((f) => set(spec[f]));
+  const scopedUsed = SCOPED_FILTERS.filter((f) => set(spec[f]));
+  if (oldUsed.length > 0 && scopedUsed.length > 0) {
+    for (const f of scopedUsed) {
+      problems.push({
+        path: `backup.spec.${f}`,
+        message: `cannot be combined with ${oldUsed.join(', ')}: use either the old or the scoped resource filters`,
+      });
+    }
+  }
+  if (set(spec.labelSelector) && set(spec.orLabelSelectors)) {
+    problems.push({
+      path: 'backup.spec.orLabelSelectors',
+      message: 'labelSelector and orLabelSelectors cannot co-exist',
+    });
+  }
+  for (const [i, ns] of (spec.includedNamespaces ?? []).entries()) {
+    if ((spec.excludedNamespaces ?? []).includes(ns)) {
+      problems.push({ path: `backup.spec.includedNamespaces[${i}]`, message: `"${ns}" is also excluded` });
+    }
+  }
+  for (const [resource, list] of Object.entries(spec.orderedResources ?? {})) {
+    const entries = list.split(',').map((s) => s.trim());
+    if (entries.some((e) => e === '' || e.split('/').length > 2)) {
+      problems.push({
+        path: `backup.spec.orderedResources.${resource}`,
+        message: 'must be a comma-separated list of namespace/name (or name for cluster-scoped objects)',
+      });
+    }
+  }
+  return problems;
+}
+
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
+
+export function validateBackupRequest(input: unknown): ValidationResult<BackupRequest> {
+  const parsed = backupRequest.safeParse(input);
+  if (!parsed.success) return { ok: false, problems: problemsOf(parsed.error) };
+  const problems = crossFieldProblems(parsed.data.backup.spec);
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: parsed.data };
+}
+
+/** The normalized plan of a valid request (Velero defaults applied). */
+export function toBackupPlan(request: BackupRequest): BackupPlan {
+  const spec = request.backup.spec;
+  const list = (v: readonly string[] | null | undefined): string[] => [...(v ?? [])];
+  const scoped = SCOPED_FILTERS.some((f) => (spec[f] ?? []).length > 0);
+  const resourceFilter: BackupPlan['resourceFilter'] = scoped
+    ? {
+        style: 'scoped',
+        clusterScoped: {
+          includes: list(spec.includedClusterScopedResources),
+          excludes: list(spec.excludedClusterScopedResources),
+        },
+        namespaceScoped: {
+          includes: spec.includedNamespaceScopedResources?.length
+            ? list(spec.includedNamespaceScopedResources)
+            : ['*'],
+          excludes: list(spec.excludedNamespaceScopedResources),
+        },
+      }
+    : {
+        style: 'old',
+        resources: { includes: list(spec.includedResources), excludes: list(spec.excludedResources) },
+        ...(typeof spec.includeClusterResources === 'boolean'
+          ? { includeClusterResources: spec.includeClusterResources }
+          : {}),
+      };
+  const orderedResources = Object.fromEntries(
+    Object.entries(spec.orderedResources ?? {}).map(([resource, names]) => [
+      resource,
+      names.split(',').map((s) => s.trim()),
+    ]),
+  );
+  return {
+    name: request.backup.metadata.name,
+    cluster: request.cluster,
+    namespaces: { includes: list(spec.includedNamespaces), excludes: list(spec.excludedNamespaces) },
+    resourceFilter,
+    ...(spec.labelSelector ? { labelSelector: spec.labelSelector } : {}),
+    ...(spec.orLabelSelectors?.length ? { orLabelSelectors: spec.orLabelSelectors } : {}),
+    orderedResources,
+    ttlMs: spec.ttl ? (parseDuration(spec.ttl) ?? DEFAULT_TTL_MS) : DEFAULT_TTL_MS,
+  };
+}

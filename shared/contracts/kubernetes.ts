@@ -1,0 +1,64 @@
+/**
+ * Schemas for the Kubernetes shapes Velero's objects embed: object metadata and label
+ * selectors, and the validation of names.
+ */
+import { z } from 'zod';
+
+/** DNS-1123 subdomain, the rule for most object names (and for backup names, used in keys). */
+export const dnsSubdomain = z
+  .string()
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+    message:
+      'must be a lowercase RFC 1123 subdomain (a-z, 0-9, "-" and ".", starting and ending alphanumeric)',
+  });
+
+export const labelSelectorRequirement = z.strictObject({
+  key: z.string().min(1),
+  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+  values: z.array(z.string()).optional(),
+});
+
+export const labelSelector = z
+  .strictObject({
+    matchLabels: z.record(z.string(), z.string()).optional(),
+    matchExpressions: z.array(labelSelectorRequirement).optional(),
+  })
+  .superRefine((sel, ctx) => {
+    for (const [i, req] of (sel.matchExpressions ?? []).entries()) {
+      const needsValues = req.operator === 'In' || req.operator === 'NotIn';
+      if (needsValues && (req.values ?? []).length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['matchExpressions', i, 'values'],
+          message: `${req.operator} needs values`,
+        });
+      }
+      if (!needsValues && (req.values ?? []).length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['matchExpressions', i, 'values'],
+          message: `${req.operator} takes no values`,
+        });
+      }
+    }
+  });
+
+export const objectMetaInput = z.object({
+  name: dnsSubdomain,
+  namespace: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
+
+/** A zod error as field problems, with paths written `spec.includedNamespaces[2]`. */
+export function problemsOf(error: z.ZodError, prefix = ''): { path: string; message: string }[] {
+  return error.issues.map((issue) => {
+    let path = prefix;
+    for (const part of issue.path) {
+      if (typeof part === 'number') path += `[${part}]`;
+      else path += path ? `.${String(part)}` : String(part);
+    }
+    return { path: path || '(request)', message: issue.message };
+  });
+}

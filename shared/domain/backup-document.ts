@@ -1,0 +1,104 @@
+/**
+ * The `velero-backup.json` document: a `velero.io/v1` Backup with its final status, as Velero's
+ * sync controller reads it. Written last, as the commit marker of a backup.
+ */
+import { FORMAT_VERSION } from './tarball-layout.js';
+
+export type BackupPhase = 'FailedValidation' | 'InProgress' | 'Completed' | 'PartiallyFailed' | 'Failed';
+
+export interface BackupStatus {
+  readonly version: 1;
+  readonly formatVersion: string;
+  readonly phase: BackupPhase;
+  readonly expiration: string;
+  readonly startTimestamp: string;
+  readonly completionTimestamp?: string;
+  readonly progress?: { readonly totalItems: number; readonly itemsBackedUp: number };
+  readonly errors?: number;
+  readonly warnings?: number;
+  readonly failureReason?: string;
+  readonly validationErrors?: readonly string[];
+}
+
+export interface BackupDocument {
+  readonly apiVersion: 'velero.io/v1';
+  readonly kind: 'Backup';
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+    readonly creationTimestamp: string;
+  };
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly status: BackupStatus;
+}
+
+/** Velero's timestamps are RFC 3339 with second precision. */
+export function rfc3339(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
+export function backupDocument(options: {
+  name: string;
+  labels?: Readonly<Record<string, string>>;
+  annotations?: Readonly<Record<string, string>>;
+  spec: Readonly<Record<string, unknown>>;
+  startedAt: Date;
+  completedAt?: Date;
+  expiration: Date;
+  phase: BackupPhase;
+  totalItems?: number;
+  itemsBackedUp?: number;
+  errors?: number;
+  warnings?: number;
+  failureReason?: string;
+  validationErrors?: readonly string[];
+}): BackupDocument {
+  const status: BackupStatus = {
+    version: 1,
+    formatVersion: FORMAT_VERSION,
+    phase: options.phase,
+    expiration: rfc3339(options.expiration),
+    startTimestamp: rfc3339(options.startedAt),
+    ...(options.completedAt ? { completionTimestamp: rfc3339(options.completedAt) } : {}),
+    ...(options.totalItems !== undefined
+      ? { progress: { totalItems: options.totalItems, itemsBackedUp: options.itemsBackedUp ?? 0 } }
+      : {}),
+    ...(options.errors ? { errors: options.errors } : {}),
+    ...(options.warnings ? { warnings: options.warnings } : {}),
+    ...(options.failureReason ? { failureReason: options.failureReason } : {}),
+    ...(options.validationErrors?.length ? { validationErrors: options.validationErrors } : {}),
+  };
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'Backup',
+    metadata: {
+      name: options.name,
+      namespace: 'velero',
+      ...(options.labels ? { labels: options.labels } : {}),
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+      creationTimestamp: rfc3339(options.startedAt),
+    },
+    spec: options.spec,
+    status,
+  };
+}
+
+/** Velero's resource list: `{"apps/v1/Deployment": ["ns/name", …]}`, keys and lists sorted. */
+export function resourceList(
+  items: readonly { apiVersion: string; kind: string; namespace: string; name: string }[],
+): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const item of items) {
+    const key = `${item.apiVersion}/${item.kind}`;
+    const list = out[key] ?? [];
+    list.push(item.namespace ? `${item.namespace}/${item.name}` : item.name);
+    out[key] = list;
+  }
+  return Object.fromEntries(
+    Object.keys(out)
+      .sort()
+      .map((k) => [k, [...new Set(out[k])].sort()]),
+  );
+}

@@ -1,0 +1,34 @@
+/**
+ * The per-backup log users download (`<name>-logs.gz`): built from structured events, in the
+ * logrus text form Velero writes (`time="…" level=info msg="…" key=value`). Never holds
+ * secret data: events carry names, not object contents.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+export interface LogEvent {
+  readonly time: string;
+  readonly level: LogLevel;
+  readonly msg: string;
+  readonly fields?: Readonly<Record<string, string | number | boolean>>;
+}
+
+function quote(value: string | number | boolean): string {
+  const text = String(value);
+  return /^[A-Za-z0-9_./:@-]+$/.test(text) ? text : JSON.stringify(text);
+}
+
+export function formatLogLine(event: LogEvent): string {
+  const fields = Object.entries(event.fields ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => ` ${k}=${quote(v)}`)
+    .join('');
+  return `time="${event.time}" level=${event.level} msg=${JSON.stringify(event.msg)}${fields}`;
+}
+
+export function countLevels(events: readonly LogEvent[]): { errors: number; warnings: number } {
+  return {
+    errors: events.filter((e) => e.level === 'error').length,
+    warnings: events.filter((e) => e.level === 'warning').length,
+  };
+}

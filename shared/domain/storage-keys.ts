@@ -1,0 +1,48 @@
+/**
+ * Every object key Lifeboat reads or writes, relative to the storage location's prefix.
+ * `backups/` and `restores/` follow Velero's layout exactly; Lifeboat's own data lives under
+ * `plugins/lifeboat/` (Velero rejects any other top-level folder). The only module that
+ * spells a key.
+ */
+
+const LIFEBOAT = 'plugins/lifeboat';
+
+export const backupKeys = (name: string) => {
+  const dir = `backups/${name}/`;
+  return {
+    dir,
+    metadata: `${dir}velero-backup.json`,
+    contents: `${dir}${name}.tar.gz`,
+    logs: `${dir}${name}-logs.gz`,
+    results: `${dir}${name}-results.gz`,
+    resourceList: `${dir}${name}-resource-list.json.gz`,
+    itemOperations: `${dir}${name}-itemoperations.json.gz`,
+    volumeInfo: `${dir}${name}-volumeinfo.json.gz`,
+    volumeSnapshots: `${dir}${name}-volumesnapshots.json.gz`,
+    podVolumeBackups: `${dir}${name}-podvolumebackups.json.gz`,
+    /** Held from validation on, so two runs can never write the same backup. Never expires. */
+    claim: `${LIFEBOAT}/claims/backups/${name}.json`,
+  };
+};
+
+/**
+ * Working data of one backup execution: expires by the bucket's lifecycle rule on
+ * `plugins/lifeboat/work/`, and is never part of the backup.
+ */
+export const backupWorkKeys = (options: { name: string; runId: string }) => {
+  const dir = `${LIFEBOAT}/work/backups/${options.name}/${options.runId}/`;
+  return {
+    dir,
+    collected: `${dir}collected.json`,
+    blocksDir: `${dir}blocks/`,
+    blockItems: (blockId: string) => `${dir}blocks/${blockId}.items.json`,
+    blockResult: (blockId: string) => `${dir}blocks/${blockId}.result.json.gz`,
+    collectLog: `${dir}collect.log.json.gz`,
+    progress: `${dir}progress.json`,
+  };
+};
+
+export const WORK_PREFIX = `${LIFEBOAT}/work/`;
+
+/** Velero's valid top-level folders of a backup storage location. */
+export const VELERO_TOP_LEVEL = ['backups', 'restores', 'kopia', 'restic', 'metadata', 'plugins'] as const;

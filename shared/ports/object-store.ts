@@ -1,0 +1,24 @@
+/**
+ * Where backups are stored: S3 or a local directory. Keys are relative to the storage
+ * location's prefix and come from domain/storage-keys.
+ */
+export interface PutOptions {
+  /** Write only if the key does not exist yet; otherwise fail with AlreadyExists. */
+  readonly ifNoneMatch?: boolean;
+  readonly contentType?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface ObjectStore {
+  /** A URL-like description for logs: `s3://bucket/prefix` or `file:///dir`. */
+  readonly location: string;
+  put(key: string, body: Uint8Array | string, options?: PutOptions): Promise<void>;
+  /** Streams a large object (a tarball) without holding it in memory. */
+  putStream(key: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void>;
+  get(key: string, options?: { signal?: AbortSignal }): Promise<Uint8Array | undefined>;
+  getStream(key: string, options?: { signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array> | undefined>;
+  exists(key: string, options?: { signal?: AbortSignal }): Promise<boolean>;
+  /** Every key under the prefix, in lexicographic order. */
+  list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]>;
+  delete(key: string, options?: { signal?: AbortSignal }): Promise<void>;
+}
