@@ -33,10 +33,12 @@ export const backupWorkKeys = (options: { name: string; runId: string }) => {
   const dir = `${LIFEBOAT}/work/backups/${options.name}/${options.runId}/`;
   return {
     dir,
+    request: `${dir}request.json`,
     collected: `${dir}collected.json`,
     blocksDir: `${dir}blocks/`,
     blockItems: (blockId: string) => `${dir}blocks/${blockId}.items.json`,
-    blockResult: (blockId: string) => `${dir}blocks/${blockId}.result.json.gz`,
+    messageResult: (messageId: string) => `${dir}results/${messageId}.json.gz`,
+    resultsDir: `${dir}results/`,
     collectLog: `${dir}collect.log.json.gz`,
     progress: `${dir}progress.json`,
   };

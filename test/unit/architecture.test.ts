@@ -51,7 +51,7 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   runtime: ['runtime', 'contracts', 'ports', 'domain'],
   adapters: ['adapters', 'runtime', 'contracts', 'ports', 'domain'],
   functions: ['functions', 'runtime', 'adapters', 'contracts', 'ports', 'domain'],
-  cli: ['cli', 'runtime', 'adapters', 'contracts', 'ports', 'domain'],
+  cli: ['cli', 'functions', 'runtime', 'adapters', 'contracts', 'ports', 'domain'],
   infra: ['infra', 'contracts', 'domain'],
   test: ['test', 'functions', 'cli', 'infra', 'runtime', 'adapters', 'contracts', 'ports', 'domain'],
   other: [],

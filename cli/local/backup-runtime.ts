@@ -1,0 +1,144 @@
+/**
+ * `lifeboat --local` for backups: executes statemachines/backup.asl.json in this process,
+ * each Task resolved to the same use case its Lambda runs, the queue and its workers in memory,
+ * the backup written to a directory (or any object store). Output a person can follow comes
+ * through `onProgress`.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { backupItemBlocks, recordDeadLetter } from '../../functions/backup-item-block/backup-item-block.js';
+import { collectItems } from '../../functions/collect-items/collect-items.js';
+import { finalizeBackup } from '../../functions/finalize-backup/finalize-backup.js';
+import { recordBackupFailure } from '../../functions/record-backup-failure/record-backup-failure.js';
+import { validateBackup } from '../../functions/validate-backup/validate-backup.js';
+import {
+  type JsonValue,
+  runLocalStateMachine,
+  substitute,
+} from '../../shared/adapters/local-state-machine.js';
+import { LocalTaskCallbacks } from '../../shared/adapters/local-task-callbacks.js';
+import { MemoryWorkQueue } from '../../shared/adapters/memory-work-queue.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
+import {
+  backupRun,
+  collectItemsInput,
+  itemBlockMessage,
+  validateBackupInput,
+} from '../../shared/contracts/backup-run.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type { Cluster } from '../../shared/ports/cluster.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const BACKUP_DEFINITION = join(here, '..', '..', 'statemachines', 'backup.asl.json');
+
+export type ProgressEvent =
+  | { readonly type: 'state'; readonly state: string }
+  | { readonly type: 'collected'; readonly blocks: number; readonly items: number }
+  | { readonly type: 'message-done'; readonly items: number };
+
+export interface LocalBackupOptions {
+  readonly cluster: Cluster;
+  readonly store: ObjectStore;
+  readonly clock?: Clock;
+  readonly workers?: number;
+  readonly maxReceiveCount?: number;
+  readonly itemBlocksTimeoutSeconds?: number;
+  readonly pageSize?: number;
+  readonly maxMessageBytes?: number;
+  readonly onProgress?: (event: ProgressEvent) => void;
+  /** Wraps the worker, e.g. for fault tests; the default runs it unchanged. */
+  readonly wrapWorker?: (worker: (body: string) => Promise<void>) => (body: string) => Promise<void>;
+}
+
+/** Local stand-ins for the deployed functions' ARNs. */
+export const LOCAL_FUNCTION_ARNS: Readonly<Record<string, string>> = {
+  ValidateBackupFunctionArn: 'arn:aws:lambda:local:000000000000:function:ValidateBackup',
+  CollectItemsFunctionArn: 'arn:aws:lambda:local:000000000000:function:CollectItems',
+  FinalizeBackupFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeBackup',
+  RecordBackupFailureFunctionArn: 'arn:aws:lambda:local:000000000000:function:RecordBackupFailure',
+};
+
+export async function runLocalBackup(request: unknown, options: LocalBackupOptions): Promise<JsonValue> {
+  const clock = options.clock ?? systemClock;
+  const callbacks = new LocalTaskCallbacks();
+  const runId = `local-${randomUUID()}`;
+  const taskToken = `token-${randomUUID()}`;
+  const store = options.store;
+  const progress = options.onProgress ?? (() => undefined);
+
+  const worker = async (body: string): Promise<void> => {
+    const result = await backupItemBlocks(itemBlockMessage.parse(JSON.parse(body)), {
+      store,
+      callbacks,
+      clock,
+    });
+    progress({ type: 'message-done', items: result.items.length });
+  };
+  const queue = new MemoryWorkQueue({
+    concurrency: options.workers ?? 4,
+    maxReceiveCount: options.maxReceiveCount ?? 3,
+    consume: options.wrapWorker ? options.wrapWorker(worker) : worker,
+    deadLetter: async (body) => {
+      await recordDeadLetter(itemBlockMessage.parse(JSON.parse(body)), { store, callbacks, clock });
+    },
+  });
+
+  const definition = substitute(await readFile(BACKUP_DEFINITION, 'utf8'), LOCAL_FUNCTION_ARNS);
+  const handlers: Record<string, (input: JsonValue) => Promise<JsonValue>> = {
+    ValidateBackup: async (input) => {
+      progress({ type: 'state', state: 'ValidateBackup' });
+      const parsed = validateBackupInput.parse(input);
+      return (await validateBackup(
+        { request: parsed.request, runId: parsed.runId },
+        { store, clock, itemBlocksTimeoutSeconds: options.itemBlocksTimeoutSeconds ?? 3600 },
+      )) as JsonValue;
+    },
+    CollectItems: async (input) => {
+      progress({ type: 'state', state: 'CollectItems' });
+      const payload = collectItemsInput.parse((input as { Payload?: unknown }).Payload);
+      const done = callbacks.wait(payload.taskToken);
+      const summary = await collectItems(payload, {
+        cluster: options.cluster,
+        store,
+        queue,
+        callbacks,
+        clock,
+        ...(options.pageSize ? { pageSize: options.pageSize } : {}),
+        ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
+      });
+      progress({ type: 'collected', blocks: summary.blocks, items: summary.items });
+      return (await done) as JsonValue;
+    },
+    FinalizeBackup: async (input) => {
+      progress({ type: 'state', state: 'FinalizeBackup' });
+      const { run } = (input ?? {}) as { run?: unknown };
+      return (await finalizeBackup({ run: backupRun.parse(run) }, { store, clock })) as unknown as JsonValue;
+    },
+    RecordBackupFailure: async (input) => {
+      progress({ type: 'state', state: 'RecordBackupFailure' });
+      const { run, failure } = (input ?? {}) as {
+        run?: unknown;
+        failure?: { Error?: string; Cause?: string };
+      };
+      return (await recordBackupFailure(
+        { run: backupRun.parse(run), failure: failure ?? {} },
+        { store, clock },
+      )) as unknown as JsonValue;
+    },
+  };
+  try {
+    return await runLocalStateMachine({
+      definition,
+      input: { request: request as JsonValue },
+      handlers,
+      executionName: runId,
+      taskToken,
+    });
+  } finally {
+    // Let in-flight workers settle, but never wait on a stuck one.
+    await Promise.race([queue.idle(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+  }
+}

@@ -1,0 +1,452 @@
+/**
+ * CollectItems: lists what the backup selects, page by page, groups it into ItemBlocks and
+ * sends them to the work queue, then records how many messages the workers must finish.
+ * Items of resources that never relate to others leave as soon as their page is read; only
+ * pods, PVCs, PVs, service accounts and RBAC objects (and orderedResources) are held until
+ * their blocks can be built. Never writes under `backups/`.
+ */
+
+import { backupRequest, toBackupPlan } from '../../shared/contracts/backup-request.js';
+import type {
+  BackupRun,
+  BlockItem,
+  CollectedSummary,
+  ItemBlockMessage,
+} from '../../shared/contracts/backup-run.js';
+import {
+  type ApiResource,
+  collectionOrder,
+  groupResource,
+  resolveResourceName,
+} from '../../shared/domain/api-resources.js';
+import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { type BackupPlan, excludedByLabel } from '../../shared/domain/backup-plan.js';
+import { LifeboatError, ListExpired } from '../../shared/domain/errors.js';
+import { shouldInclude } from '../../shared/domain/includes-excludes.js';
+import { buildItemBlocks, factsOf, type ItemFacts } from '../../shared/domain/item-blocks.js';
+import { type ItemRef, itemIdentity } from '../../shared/domain/item-ref.js';
+import { itemSelected, selectorToString } from '../../shared/domain/label-selector.js';
+import {
+  collectsResource,
+  excludesRelated,
+  type ResourceFilter,
+} from '../../shared/domain/resource-filter.js';
+import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type { Cluster } from '../../shared/ports/cluster.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
+import type { WorkQueue } from '../../shared/ports/work-queue.js';
+import { completeIfDone } from '../backup-completion.js';
+
+export interface CollectItemsDeps {
+  readonly cluster: Cluster;
+  readonly store: ObjectStore;
+  readonly queue: WorkQueue;
+  readonly callbacks: TaskCallbacks;
+  readonly clock: Clock;
+  readonly pageSize?: number;
+  /** Largest message body; larger blocks go to the object store (SQS allows 256 KiB). */
+  readonly maxMessageBytes?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** Resources whose items relate to others (ItemBlock rules); held until the end of listing. */
+const RELATED = new Set([
+  'pods',
+  'persistentvolumeclaims',
+  'persistentvolumes',
+  'serviceaccounts',
+  'clusterrolebindings.rbac.authorization.k8s.io',
+  'clusterroles.rbac.authorization.k8s.io',
+]);
+const PULLED_IN = [
+  'persistentvolumes',
+  'clusterrolebindings.rbac.authorization.k8s.io',
+  'clusterroles.rbac.authorization.k8s.io',
+];
+
+interface Held {
+  readonly facts: ItemFacts;
+  readonly item: BlockItem;
+}
+
+function meta(object: Record<string, unknown>): {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  deleting: boolean;
+} {
+  const m = (object.metadata ?? {}) as Record<string, unknown>;
+  return {
+    name: String(m.name ?? ''),
+    namespace: typeof m.namespace === 'string' ? m.namespace : '',
+    labels: (m.labels ?? {}) as Record<string, string>,
+    deleting: typeof m.deletionTimestamp === 'string',
+  };
+}
+
+export async function collectItems(
+  input: { run: BackupRun; taskToken: string },
+  deps: CollectItemsDeps,
+): Promise<CollectedSummary> {
+  const { run } = input;
+  const work = backupWorkKeys(run);
+  const pageSize = deps.pageSize ?? 500;
+  const maxMessageBytes = deps.maxMessageBytes ?? 200_000;
+  const log: LogEvent[] = [];
+  const note = (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']): void => {
+    log.push({ time: deps.clock.now().toISOString(), level, msg, ...(fields ? { fields } : {}) });
+  };
+
+  const stored = await deps.store.get(work.request, { signal: deps.signal });
+  if (!stored) throw new LifeboatError(`the request of backup ${run.name} is missing from the working data`);
+  const plan = toBackupPlan(backupRequest.parse(JSON.parse(Buffer.from(stored).toString('utf8'))));
+
+  const discovered = await deps.cluster.discover({ signal: deps.signal });
+  const order = collectionOrder(discovered);
+  const filter = resolveFilter(plan, discovered, note);
+  const ordered = resolveOrdered(plan, discovered, note);
+  const selectorQuery = plan.labelSelector ? selectorToString(plan.labelSelector) : undefined;
+
+  let messageSeq = 0;
+  let blockSeq = 0;
+  let items = 0;
+  let pending: ItemBlockMessage['blocks'] = [];
+  let pendingBytes = 0;
+  const outgoing: string[] = [];
+  const flush = async (force: boolean): Promise<void> => {
+    if (pending.length > 0 && (force || pendingBytes >= maxMessageBytes)) {
+      messageSeq++;
+      const message: ItemBlockMessage = {
+        backup: { name: run.name, runId: run.runId, startedAt: run.startedAt },
+        messageId: String(messageSeq).padStart(7, '0'),
+        blocks: pending,
+      };
+      outgoing.push(JSON.stringify(message));
+      pending = [];
+      pendingBytes = 0;
+    }
+    if (outgoing.length >= 10 || (force && outgoing.length > 0)) {
+      await deps.queue.send(outgoing.splice(0), { signal: deps.signal });
+    }
+  };
+  const emitBlock = async (blockItems: BlockItem[]): Promise<void> => {
+    blockSeq++;
+    items += blockItems.length;
+    const id = String(blockSeq).padStart(7, '0');
+    const size = blockItems.reduce((n, i) => n + i.object.length + 200, 0);
+    if (size > maxMessageBytes) {
+      const itemsKey = work.blockItems(id);
+      await deps.store.put(itemsKey, JSON.stringify(blockItems), { contentType: 'application/json' });
+      pending.push({ id, itemsKey });
+      pendingBytes += 200;
+    } else {
+      pending.push({ id, items: blockItems });
+      pendingBytes += size;
+    }
+    await flush(false);
+  };
+
+  const held: Held[] = [];
+  const pullCandidates = new Map<string, Held[]>();
+  const namespacesWithItems = new Set<string>();
+  const customGroupResources = new Set<string>();
+
+  for (const resource of order) {
+    const gr = groupResource(resource);
+    if (gr === 'namespaces') continue;
+    const direct = collectsResource({
+      filter,
+      namespaces: plan.namespaces,
+      resource: { groupResource: gr, namespaced: resource.namespaced },
+    });
+    const pullable =
+      PULLED_IN.includes(gr) &&
+      !excludesRelated({ filter, resource: { groupResource: gr, namespaced: false } });
+    if (!direct && !pullable) continue;
+    const streamable = direct && !RELATED.has(gr) && ordered[gr] === undefined;
+    let count = 0;
+    for await (const object of listAll({
+      cluster: deps.cluster,
+      resource,
+      pageSize,
+      labelSelector: direct ? selectorQuery : undefined,
+      signal: deps.signal,
+      onRestart: () => note('warning', 'list expired, restarting', { resource: gr }),
+    })) {
+      const m = meta(object);
+      if (m.deleting || excludedByLabel(m.labels)) continue;
+      if (resource.namespaced && !shouldInclude(plan.namespaces, m.namespace)) continue;
+      const ref: ItemRef = {
+        group: resource.group,
+        version: resource.version,
+        resource: resource.resource,
+        namespace: m.namespace,
+        name: m.name,
+      };
+      const item: BlockItem = { ref, kind: resource.kind, preferred: true, object: JSON.stringify(object) };
+      const selected = direct && itemSelected(plan, m.labels);
+      if (!selected) {
+        if (pullable) {
+          const entry = { facts: factsOf(ref, object), item };
+          pullCandidates.set(itemIdentity(ref), [entry]);
+        }
+        continue;
+      }
+      count++;
+      if (m.namespace) namespacesWithItems.add(m.namespace);
+      if (resource.group) customGroupResources.add(gr);
+      if (streamable) await emitBlock([item]);
+      else held.push({ facts: factsOf(ref, object), item });
+    }
+    if (count > 0) note('info', 'Listed items', { resource: gr, count });
+  }
+
+  // Related items not selected on their own: PVs of selected PVCs, bindings and roles of selected SAs.
+  const heldIds = new Set(held.map((h) => itemIdentity(h.facts.ref)));
+  const pull = (identity: string): void => {
+    const candidate = pullCandidates.get(identity)?.[0];
+    if (candidate && !heldIds.has(identity)) {
+      held.push(candidate);
+      heldIds.add(identity);
+      note('info', 'Pulled in related item', { item: identity });
+    }
+  };
+  for (const h of [...held]) {
+    if (h.facts.volumeName)
+      pull(
+        itemIdentity({ group: '', resource: 'persistentvolumes', namespace: '', name: h.facts.volumeName }),
+      );
+  }
+  const selectedSas = new Set(
+    held
+      .filter((h) => h.facts.ref.resource === 'serviceaccounts' && h.facts.ref.group === '')
+      .map((h) => `${h.facts.ref.namespace}/${h.facts.ref.name}`),
+  );
+  for (const [identity, [candidate]] of pullCandidates) {
+    if (!candidate?.facts.serviceAccounts?.some((sa) => selectedSas.has(`${sa.namespace}/${sa.name}`)))
+      continue;
+    pull(identity);
+    if (candidate.facts.clusterRole) {
+      pull(
+        itemIdentity({
+          group: 'rbac.authorization.k8s.io',
+          resource: 'clusterroles',
+          namespace: '',
+          name: candidate.facts.clusterRole,
+        }),
+      );
+    }
+  }
+
+  const byIdentity = new Map(
+    held.map((h) => [`${itemIdentity(h.facts.ref)}@${h.facts.ref.version}`, h.item]),
+  );
+  for (const block of buildItemBlocks({ items: held.map((h) => h.facts), orderedResources: ordered })) {
+    await emitBlock(
+      block.items
+        .map((ref) => byIdentity.get(`${itemIdentity(ref)}@${ref.version}`))
+        .filter((i): i is BlockItem => i !== undefined),
+    );
+  }
+
+  // Namespaces of selected items, and (without a label selector) every namespace the filter names.
+  await emitNamespaces({ deps, plan, namespacesWithItems, emitBlock, discovered });
+  // The CRD of every backed-up custom resource, unless CRDs are explicitly excluded (Velero).
+  // A CRD's name is `<plural>.<group>`, the group-resource of the objects it defines.
+  await emitCrds({
+    deps,
+    filter,
+    namespaces: plan.namespaces,
+    customGroupResources,
+    emitBlock,
+    discovered,
+    note,
+  });
+  await flush(true);
+
+  const summary: CollectedSummary = {
+    messages: messageSeq,
+    blocks: blockSeq,
+    items,
+    taskToken: input.taskToken,
+  };
+  note('info', 'Collected items', { items, blocks: blockSeq, messages: messageSeq });
+  await deps.store.put(work.collectLog, JSON.stringify(log), { contentType: 'application/json' });
+  await deps.store.put(work.collected, JSON.stringify(summary), { contentType: 'application/json' });
+  // Workers may all have finished before the summary existed; then nobody else completes the wait.
+  await completeIfDone({ run, store: deps.store, callbacks: deps.callbacks, signal: deps.signal });
+  return summary;
+}
+
+async function* listAll(options: {
+  cluster: Cluster;
+  resource: ApiResource;
+  pageSize: number;
+  labelSelector: string | undefined;
+  signal: AbortSignal | undefined;
+  onRestart: () => void;
+}): AsyncGenerator<Record<string, unknown>> {
+  // A restart after 410 Gone re-lists from the start; items already yielded are skipped.
+  const seen = new Set<string>();
+  let restarts = 0;
+  for (;;) {
+    let token: string | undefined;
+    try {
+      do {
+        const page = await options.cluster.listPage({
+          resource: options.resource,
+          limit: options.pageSize,
+          ...(token ? { continueToken: token } : {}),
+          ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+        for (const item of page.items) {
+          if (restarts > 0) {
+            const m = meta(item);
+            const key = `${m.namespace}/${m.name}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+          } else {
+            const m = meta(item);
+            seen.add(`${m.namespace}/${m.name}`);
+          }
+          yield item;
+        }
+        token = page.continueToken;
+      } while (token);
+      return;
+    } catch (error) {
+      if (!(error instanceof ListExpired) || restarts >= 3) throw error;
+      restarts++;
+      options.onRestart();
+    }
+  }
+}
+
+function resolveFilter(
+  plan: BackupPlan,
+  discovered: readonly ApiResource[],
+  note: (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']) => void,
+): ResourceFilter {
+  const resolve = (names: readonly string[]): string[] =>
+    names.flatMap((n) => {
+      const gr = resolveResourceName(n, discovered);
+      if (gr === undefined) {
+        note('warning', 'Resource not found in the cluster, ignored', { resource: n });
+        return [];
+      }
+      return [gr];
+    });
+  const ie = (x: { includes: readonly string[]; excludes: readonly string[] }) => ({
+    includes: resolve(x.includes),
+    excludes: resolve(x.excludes),
+  });
+  const f = plan.resourceFilter;
+  if (f.style === 'old') {
+    return {
+      style: 'old',
+      resources: ie(f.resources),
+      ...(f.includeClusterResources !== undefined
+        ? { includeClusterResources: f.includeClusterResources }
+        : {}),
+    };
+  }
+  return { style: 'scoped', clusterScoped: ie(f.clusterScoped), namespaceScoped: ie(f.namespaceScoped) };
+}
+
+function resolveOrdered(
+  plan: BackupPlan,
+  discovered: readonly ApiResource[],
+  note: (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']) => void,
+): Record<string, readonly string[]> {
+  const out: Record<string, readonly string[]> = {};
+  for (const [name, list] of Object.entries(plan.orderedResources)) {
+    const gr = resolveResourceName(name, discovered);
+    if (gr === undefined)
+      note('warning', 'orderedResources names an unknown resource, ignored', { resource: name });
+    else out[gr] = list;
+  }
+  return out;
+}
+
+async function emitNamespaces(options: {
+  deps: CollectItemsDeps;
+  plan: BackupPlan;
+  namespacesWithItems: ReadonlySet<string>;
+  discovered: readonly ApiResource[];
+  emitBlock: (items: BlockItem[]) => Promise<void>;
+}): Promise<void> {
+  const { deps, plan } = options;
+  const resource = options.discovered.find((r) => r.group === '' && r.resource === 'namespaces');
+  if (!resource) return;
+  const bySelector = plan.labelSelector !== undefined || (plan.orLabelSelectors?.length ?? 0) > 0;
+  for await (const object of listAll({
+    cluster: deps.cluster,
+    resource,
+    pageSize: 500,
+    labelSelector: undefined,
+    signal: deps.signal,
+    onRestart: () => undefined,
+  })) {
+    const m = meta(object);
+    const wanted =
+      options.namespacesWithItems.has(m.name) ||
+      (!bySelector && shouldInclude(plan.namespaces, m.name) && !m.deleting);
+    if (!wanted || excludedByLabel(m.labels)) continue;
+    const ref: ItemRef = {
+      group: '',
+      version: resource.version,
+      resource: 'namespaces',
+      namespace: '',
+      name: m.name,
+    };
+    await options.emitBlock([{ ref, kind: 'Namespace', preferred: true, object: JSON.stringify(object) }]);
+  }
+}
+
+async function emitCrds(options: {
+  deps: CollectItemsDeps;
+  filter: ResourceFilter;
+  namespaces: BackupPlan['namespaces'];
+  customGroupResources: ReadonlySet<string>;
+  discovered: readonly ApiResource[];
+  emitBlock: (items: BlockItem[]) => Promise<void>;
+  note: (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']) => void;
+}): Promise<void> {
+  const crdGr = 'customresourcedefinitions.apiextensions.k8s.io';
+  const resource = options.discovered.find((r) => groupResource(r) === crdGr);
+  if (!resource || options.customGroupResources.size === 0) return;
+  if (excludesRelated({ filter: options.filter, resource: { groupResource: crdGr, namespaced: false } }))
+    return;
+  // CRDs selected directly were already backed up with the cluster-scoped resources.
+  if (
+    collectsResource({
+      filter: options.filter,
+      namespaces: options.namespaces,
+      resource: { groupResource: crdGr, namespaced: false },
+    })
+  )
+    return;
+  for await (const object of listAll({
+    cluster: options.deps.cluster,
+    resource,
+    pageSize: 500,
+    labelSelector: undefined,
+    signal: options.deps.signal,
+    onRestart: () => undefined,
+  })) {
+    const m = meta(object);
+    if (!options.customGroupResources.has(m.name)) continue;
+    const ref: ItemRef = {
+      group: resource.group,
+      version: resource.version,
+      resource: resource.resource,
+      namespace: '',
+      name: m.name,
+    };
+    options.note('info', 'Backing up the CRD of backed-up custom resources', { crd: m.name });
+    await options.emitBlock([{ ref, kind: resource.kind, preferred: true, object: JSON.stringify(object) }]);
+  }
+}

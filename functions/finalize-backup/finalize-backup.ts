@@ -1,0 +1,168 @@
+/**
+ * FinalizeBackup: writes the backup in Velero's layout from the workers' results: the tarball
+ * (streamed, never held whole in memory), logs, results, resource list, item operations and
+ * volume info, and `velero-backup.json` last, as the commit marker. Each object is written
+ * only if absent, so a retried step completes what a crashed one began and never overwrites.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
+import { pack as tarPack } from 'tar-stream';
+import { backupRequest } from '../../shared/contracts/backup-request.js';
+import { type BackupRun, messageResult } from '../../shared/contracts/backup-run.js';
+import { type BackupPhase, backupDocument, resourceList } from '../../shared/domain/backup-document.js';
+import { countLevels, formatLogLine, type LogEvent } from '../../shared/domain/backup-log.js';
+import { formatDuration, parseDuration } from '../../shared/domain/duration.js';
+import { AlreadyExists, LifeboatError } from '../../shared/domain/errors.js';
+import { countOf, emptyResults, mergeResults, type Results } from '../../shared/domain/results.js';
+import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/tarball-layout.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type { ObjectStore, PutOptions } from '../../shared/ports/object-store.js';
+
+export interface FinalizeBackupDeps {
+  readonly store: ObjectStore;
+  readonly clock: Clock;
+  readonly signal?: AbortSignal;
+}
+
+export interface FinalizedBackup {
+  readonly name: string;
+  readonly phase: BackupPhase;
+  readonly items: number;
+  readonly errors: number;
+  readonly warnings: number;
+}
+
+/** Writes once; an object already there is this run's own earlier write. */
+export async function putOnce(
+  store: ObjectStore,
+  key: string,
+  body: Uint8Array | string,
+  options: PutOptions = {},
+): Promise<void> {
+  try {
+    await store.put(key, body, { ...options, ifNoneMatch: true });
+  } catch (error) {
+    if (!(error instanceof AlreadyExists)) throw error;
+  }
+}
+
+async function readRequest(store: ObjectStore, run: BackupRun) {
+  const raw = await store.get(backupWorkKeys(run).request);
+  if (!raw) throw new LifeboatError(`the request of backup ${run.name} is missing from the working data`);
+  return backupRequest.parse(JSON.parse(Buffer.from(raw).toString('utf8')));
+}
+
+export async function readCollectLog(store: ObjectStore, run: BackupRun): Promise<LogEvent[]> {
+  const raw = await store.get(backupWorkKeys(run).collectLog);
+  return raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as LogEvent[]) : [];
+}
+
+/** The spec as Velero stores it: defaults filled in. */
+export function storedSpec(
+  spec: Record<string, unknown> & { ttl?: string | undefined },
+): Record<string, unknown> {
+  const ttlMs = spec.ttl ? parseDuration(spec.ttl) : undefined;
+  return {
+    ...spec,
+    ttl: formatDuration(ttlMs ?? 720 * 3_600_000),
+    storageLocation: typeof spec.storageLocation === 'string' ? spec.storageLocation : 'default',
+  };
+}
+
+export async function finalizeBackup(
+  input: { run: BackupRun },
+  deps: FinalizeBackupDeps,
+): Promise<FinalizedBackup> {
+  const { run } = input;
+  const keys = backupKeys(run.name);
+  const work = backupWorkKeys(run);
+  const request = await readRequest(deps.store, run);
+  const mtime = new Date(run.startedAt);
+  const resultKeys = await deps.store.list(work.resultsDir, { signal: deps.signal });
+
+  let results: Results = emptyResults;
+  const log: LogEvent[] = await readCollectLog(deps.store, run);
+  const listed: { apiVersion: string; kind: string; namespace: string; name: string }[] = [];
+
+  const tar = tarPack();
+  const writeEntries = async (): Promise<void> => {
+    const add = (name: string, body: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        tar.entry({ name, mode: 0o755, mtime, type: 'file' }, body, (error) =>
+          error ? reject(error) : resolve(),
+        );
+      });
+    await add(VERSION_ENTRY, `${FORMAT_VERSION}\n`);
+    for (const key of resultKeys) {
+      const raw = await deps.store.get(key, { signal: deps.signal });
+      if (!raw) continue;
+      const result = messageResult.parse(JSON.parse(gunzipSync(raw).toString('utf8')));
+      results = mergeResults(results, { errors: result.errors, warnings: result.warnings });
+      log.push(...result.log);
+      for (const item of result.items) {
+        listed.push({
+          apiVersion: item.apiVersion,
+          kind: item.kind,
+          namespace: item.namespace,
+          name: item.name,
+        });
+        for (const name of item.entryNames) await add(name, item.object);
+      }
+    }
+    tar.finalize();
+  };
+  const gzip = createGzip();
+  const written = Promise.all([writeEntries(), pipeline(tar, gzip).catch(() => undefined)]);
+  try {
+    await deps.store.putStream(keys.contents, gzip, { ifNoneMatch: true, contentType: 'application/gzip' });
+  } catch (error) {
+    if (!(error instanceof AlreadyExists)) throw error;
+    // Written by an earlier attempt of this step; drain the entries to gather the sidecar data.
+    void Readable.from(gzip).resume();
+  }
+  await written;
+
+  const counts = countLevels(log);
+  const errors = Math.max(counts.errors, countOf(results.errors));
+  const warnings = Math.max(counts.warnings, countOf(results.warnings));
+  const phase: BackupPhase = errors > 0 ? 'PartiallyFailed' : 'Completed';
+  const completedAt = deps.clock.now();
+  log.push({
+    time: completedAt.toISOString(),
+    level: 'info',
+    msg: `Backup ${phase}`,
+    fields: { backup: run.name, items: listed.length },
+  });
+
+  const json = { contentType: 'application/json' };
+  const gz = (value: unknown): Buffer => gzipSync(JSON.stringify(value));
+  await putOnce(deps.store, keys.logs, gzipSync(`${log.map(formatLogLine).join('\n')}\n`), {
+    contentType: 'application/gzip',
+  });
+  await putOnce(deps.store, keys.results, gz(results), json);
+  await putOnce(deps.store, keys.resourceList, gz(resourceList(listed)), json);
+  await putOnce(deps.store, keys.itemOperations, gz([]), json);
+  await putOnce(deps.store, keys.volumeInfo, gz([]), json);
+  await putOnce(deps.store, keys.volumeSnapshots, gz([]), json);
+  await putOnce(deps.store, keys.podVolumeBackups, gz([]), json);
+
+  const metadata = request.backup.metadata;
+  const document = backupDocument({
+    name: run.name,
+    labels: { ...(metadata.labels ?? {}), 'velero.io/storage-location': 'default' },
+    ...(metadata.annotations ? { annotations: metadata.annotations } : {}),
+    spec: storedSpec(request.backup.spec as Record<string, unknown>),
+    startedAt: new Date(run.startedAt),
+    completedAt,
+    expiration: new Date(run.expiration),
+    phase,
+    totalItems: listed.length,
+    itemsBackedUp: listed.length,
+    errors,
+    warnings,
+  });
+  await putOnce(deps.store, keys.metadata, JSON.stringify(document, null, 2), json);
+  return { name: run.name, phase, items: listed.length, errors, warnings };
+}

@@ -1,0 +1,82 @@
+/**
+ * ValidateBackup: checks the request (every problem by field path), refuses a name that is
+ * taken, claims the name for this run, and stores the request as working data. Invalid input
+ * is an outcome, not an exception: the state machine turns it into FailedValidation.
+ */
+
+import { validateBackupRequest } from '../../shared/contracts/backup-request.js';
+import type { BackupRun, ValidationOutcome } from '../../shared/contracts/backup-run.js';
+import { DEFAULT_TTL_MS } from '../../shared/domain/backup-plan.js';
+import { parseDuration } from '../../shared/domain/duration.js';
+import { AlreadyExists } from '../../shared/domain/errors.js';
+import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+
+export interface ValidateBackupDeps {
+  readonly store: ObjectStore;
+  readonly clock: Clock;
+  readonly itemBlocksTimeoutSeconds: number;
+}
+
+function rejected(problems: { path: string; message: string }[]): ValidationOutcome {
+  return { valid: false, problems, summary: problems.map((p) => `${p.path}: ${p.message}`).join('\n') };
+}
+
+export async function validateBackup(
+  input: { request: unknown; runId: string },
+  deps: ValidateBackupDeps,
+): Promise<ValidationOutcome> {
+  const checked = validateBackupRequest(input.request);
+  if (!checked.ok) return rejected(checked.problems);
+  const request = checked.value;
+  const name = request.backup.metadata.name;
+  const keys = backupKeys(name);
+  const taken = { path: 'backup.metadata.name', message: `a backup named "${name}" already exists` };
+  if (await deps.store.exists(keys.metadata)) return rejected([taken]);
+
+  const startedAt = deps.clock.now();
+  const claim = JSON.stringify({ runId: input.runId, startedAt: startedAt.toISOString() });
+  try {
+    await deps.store.put(keys.claim, claim, { ifNoneMatch: true, contentType: 'application/json' });
+  } catch (error) {
+    if (!(error instanceof AlreadyExists)) throw error;
+    // A retried step of the same run finds its own claim; anyone else's means the name is taken.
+    const existing = JSON.parse(Buffer.from((await deps.store.get(keys.claim)) ?? []).toString() || '{}') as {
+      runId?: string;
+      startedAt?: string;
+    };
+    if (existing.runId !== input.runId) return rejected([taken]);
+    return {
+      valid: true,
+      run: runOf({ request, runId: input.runId, startedAt: new Date(existing.startedAt ?? startedAt), deps }),
+    };
+  }
+  const run = runOf({ request, runId: input.runId, startedAt, deps });
+  await deps.store.put(backupWorkKeys(run).request, JSON.stringify(request), {
+    contentType: 'application/json',
+  });
+  return { valid: true, run };
+}
+
+function runOf(options: {
+  request: { cluster: string; backup: { metadata: { name: string }; spec: { ttl?: string | undefined } } };
+  runId: string;
+  startedAt: Date;
+  deps: ValidateBackupDeps;
+}): BackupRun {
+  const { request, runId, startedAt, deps } = options;
+  const ttlMs = parseTtl(request.backup.spec.ttl);
+  return {
+    name: request.backup.metadata.name,
+    cluster: request.cluster,
+    runId,
+    startedAt: startedAt.toISOString(),
+    expiration: new Date(startedAt.getTime() + ttlMs).toISOString(),
+    itemBlocksTimeoutSeconds: deps.itemBlocksTimeoutSeconds,
+  };
+}
+
+function parseTtl(ttl: string | undefined): number {
+  return ttl ? (parseDuration(ttl) ?? DEFAULT_TTL_MS) : DEFAULT_TTL_MS;
+}

@@ -1,0 +1,69 @@
+/**
+ * Runs an ASL definition in this process with aws-local-stepfunctions, each Task state
+ * resolved to a local handler (the same use cases Lambda runs). Placeholders are replaced
+ * with local ARNs first. Node 20 lacks Promise.withResolvers, which the library uses.
+ */
+import 'core-js/actual/promise/with-resolvers.js';
+import { ExecutionError, StateMachine } from 'aws-local-stepfunctions';
+import { LifeboatError } from '../domain/errors.js';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+export interface LocalExecutionFailure {
+  readonly error: string;
+  readonly cause: string;
+}
+
+/** A failed execution: the ASL error name and cause, as Step Functions reports them. */
+export class ExecutionFailed extends LifeboatError {
+  readonly failure: LocalExecutionFailure;
+
+  constructor(failure: LocalExecutionFailure) {
+    super(`${failure.error}: ${failure.cause}`);
+    this.name = 'ExecutionFailed';
+    this.failure = failure;
+  }
+}
+
+/** Replaces `${Name}` placeholders with the given values, failing on any left unset. */
+export function substitute(definition: string, values: Readonly<Record<string, string>>): string {
+  return definition.replace(/\$\{([A-Za-z0-9]+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined)
+      throw new LifeboatError(`no value for the state machine placeholder \${${name}}`);
+    return value;
+  });
+}
+
+export async function runLocalStateMachine(options: {
+  definition: string;
+  input: JsonValue;
+  handlers: Readonly<Record<string, (input: JsonValue) => Promise<JsonValue>>>;
+  executionName: string;
+  taskToken: string;
+}): Promise<JsonValue> {
+  const definition = JSON.parse(options.definition) as ConstructorParameters<typeof StateMachine>[0];
+  const machine = new StateMachine(definition, { validationOptions: { checkArn: false } });
+  const retryIntervalOverrides = Object.fromEntries(Object.keys(options.handlers).map((name) => [name, 0]));
+  const execution = machine.run(options.input, {
+    overrides: { taskResourceLocalHandlers: options.handlers, retryIntervalOverrides },
+    context: {
+      Execution: { Name: options.executionName, Id: `local:${options.executionName}` },
+      Task: { Token: options.taskToken },
+    },
+  });
+  try {
+    return (await execution.result) as JsonValue;
+  } catch (error) {
+    if (error instanceof ExecutionError) {
+      const cause = (error as { cause?: unknown }).cause as
+        | { name?: string; message?: string; cause?: string }
+        | undefined;
+      throw new ExecutionFailed({
+        error: cause?.name ?? 'States.Runtime',
+        cause: String(cause?.cause ?? cause?.message ?? error.message),
+      });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The work queue in memory with a worker pool: the local stand-in for SQS and its Lambda
+ * consumers. A failed delivery is retried up to `maxReceiveCount` times, then handed to the
+ * dead-letter handler, as an SQS redrive policy would.
+ */
+import type { WorkQueue } from '../ports/work-queue.js';
+
+export interface MemoryWorkQueueOptions {
+  readonly concurrency: number;
+  readonly maxReceiveCount: number;
+  readonly consume: (body: string) => Promise<void>;
+  readonly deadLetter: (body: string, error: unknown) => Promise<void>;
+  readonly onError?: (error: unknown) => void;
+}
+
+export class MemoryWorkQueue implements WorkQueue {
+  private readonly pending: { body: string; receives: number }[] = [];
+  private active = 0;
+  private idleWaiters: (() => void)[] = [];
+  private readonly options: MemoryWorkQueueOptions;
+
+  constructor(options: MemoryWorkQueueOptions) {
+    this.options = options;
+  }
+
+  async send(messages: readonly string[]): Promise<void> {
+    for (const body of messages) this.pending.push({ body, receives: 0 });
+    this.pump();
+  }
+
+  /** Resolves when nothing is queued or in flight. */
+  idle(): Promise<void> {
+    if (this.active === 0 && this.pending.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    while (this.active < this.options.concurrency && this.pending.length > 0) {
+      const message = this.pending.shift();
+      if (!message) break;
+      this.active++;
+      message.receives++;
+      void this.deliver(message).finally(() => {
+        this.active--;
+        this.pump();
+        if (this.active === 0 && this.pending.length === 0) {
+          for (const resolve of this.idleWaiters.splice(0)) resolve();
+        }
+      });
+    }
+  }
+
+  private async deliver(message: { body: string; receives: number }): Promise<void> {
+    try {
+      await this.options.consume(message.body);
+    } catch (error) {
+      if (message.receives < this.options.maxReceiveCount) {
+        this.pending.push(message);
+        return;
+      }
+      try {
+        await this.options.deadLetter(message.body, error);
+      } catch (dlqError) {
+        this.options.onError?.(dlqError);
+      }
+    }
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * What the backup state machine's steps pass each other, and the ItemBlock queue messages.
+ * Payloads stay small (Step Functions caps them at 256 KiB): object keys and counts travel,
+ * item lists live in the object store.
+ */
+import { z } from 'zod';
+
+export const backupRun = z.strictObject({
+  name: z.string(),
+  cluster: z.string(),
+  runId: z.string(),
+  startedAt: z.string(),
+  expiration: z.string(),
+  /** How long the workers may take for all ItemBlocks before the backup fails (TimeoutSecondsPath). */
+  itemBlocksTimeoutSeconds: z.number().int().positive(),
+});
+export type BackupRun = z.infer<typeof backupRun>;
+
+export const validateBackupInput = z.object({ request: z.unknown(), runId: z.string().min(1) });
+
+export const validationOutcome = z.union([
+  z.strictObject({ valid: z.literal(true), run: backupRun }),
+  z.strictObject({
+    valid: z.literal(false),
+    problems: z.array(z.strictObject({ path: z.string(), message: z.string() })),
+    summary: z.string(),
+  }),
+]);
+export type ValidationOutcome = z.infer<typeof validationOutcome>;
+
+export const collectItemsInput = z.object({ run: backupRun, taskToken: z.string().min(1) });
+
+const itemRef = z.strictObject({
+  group: z.string(),
+  version: z.string(),
+  resource: z.string(),
+  namespace: z.string(),
+  name: z.string(),
+});
+
+export const blockItem = z.strictObject({
+  ref: itemRef,
+  kind: z.string(),
+  /** Whether `ref.version` is the server's preferred version (adds the -preferredversion copy). */
+  preferred: z.boolean(),
+  /** The object as the API served it, JSON text. */
+  object: z.string(),
+});
+export type BlockItem = z.infer<typeof blockItem>;
+
+export const itemBlockPayload = z.union([
+  z.strictObject({ id: z.string(), items: z.array(blockItem) }),
+  /** A block too large for a message: its items are in the object store. */
+  z.strictObject({ id: z.string(), itemsKey: z.string() }),
+]);
+
+export const itemBlockMessage = z.strictObject({
+  backup: z.strictObject({ name: z.string(), runId: z.string(), startedAt: z.string() }),
+  /** Results are recorded per message; completion counts messages. */
+  messageId: z.string(),
+  blocks: z.array(itemBlockPayload),
+});
+export type ItemBlockMessage = z.infer<typeof itemBlockMessage>;
+
+/** What CollectItems records once every message is sent. */
+export const collectedSummary = z.strictObject({
+  messages: z.number().int().nonnegative(),
+  blocks: z.number().int().nonnegative(),
+  items: z.number().int().nonnegative(),
+  taskToken: z.string(),
+});
+export type CollectedSummary = z.infer<typeof collectedSummary>;
+
+const result = z.strictObject({
+  velero: z.array(z.string()).readonly().optional(),
+  cluster: z.array(z.string()).readonly().optional(),
+  namespaces: z.record(z.string(), z.array(z.string()).readonly()).readonly().optional(),
+});
+
+/** One message's outcome, written by the worker (or by the dead-letter handler). */
+export const messageResult = z.strictObject({
+  messageId: z.string(),
+  items: z.array(
+    z.strictObject({
+      entryNames: z.array(z.string()),
+      apiVersion: z.string(),
+      kind: z.string(),
+      namespace: z.string(),
+      name: z.string(),
+      object: z.string(),
+    }),
+  ),
+  errors: result,
+  warnings: result,
+  log: z.array(
+    z.strictObject({
+      time: z.string(),
+      level: z.enum(['debug', 'info', 'warning', 'error']),
+      msg: z.string(),
+      fields: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+    }),
+  ),
+});
+export type MessageResult = z.infer<typeof messageResult>;
+
+/** What the wait on the ItemBlocks resumes with. */
+export const blocksDone = z.strictObject({
+  messages: z.number().int(),
+  blocks: z.number().int(),
+  items: z.number().int(),
+  volumeOperations: z.array(z.unknown()),
+});
+export type BlocksDone = z.infer<typeof blocksDone>;
