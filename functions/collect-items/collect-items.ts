@@ -252,7 +252,18 @@ export async function collectItems(
   }
 
   // Namespaces of selected items, and (without a label selector) every namespace the filter names.
-  await emitNamespaces({ deps, plan, namespacesWithItems, emitBlock, discovered });
+  await emitNamespaces({
+    deps,
+    plan,
+    namespacesWithItems,
+    // Velero backs up the namespaces of selected items even without cluster resources,
+    // unless `namespaces` itself is excluded.
+    excluded: (filter.style === 'old' ? filter.resources : filter.clusterScoped).excludes.some(
+      (e) => e === 'namespaces' || e === '*',
+    ),
+    emitBlock,
+    discovered,
+  });
   // The CRD of every backed-up custom resource, unless CRDs are explicitly excluded (Velero).
   // A CRD's name is `<plural>.<group>`, the group-resource of the objects it defines.
   await emitCrds({
@@ -375,12 +386,15 @@ async function emitNamespaces(options: {
   deps: CollectItemsDeps;
   plan: BackupPlan;
   namespacesWithItems: ReadonlySet<string>;
+  /** Namespace objects explicitly excluded by the resource filter. */
+  excluded: boolean;
   discovered: readonly ApiResource[];
   emitBlock: (items: BlockItem[]) => Promise<void>;
 }): Promise<void> {
   const { deps, plan } = options;
   const resource = options.discovered.find((r) => r.group === '' && r.resource === 'namespaces');
   if (!resource) return;
+  if (options.excluded) return;
   const bySelector = plan.labelSelector !== undefined || (plan.orLabelSelectors?.length ?? 0) > 0;
   for await (const object of listAll({
     cluster: deps.cluster,
