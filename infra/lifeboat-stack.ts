@@ -5,15 +5,26 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { BackupStorage } from './constructs/backup-storage.js';
+import { BackupWorkflow } from './constructs/backup-workflow.js';
 
-export type LifeboatStackProps = StackProps;
+export interface LifeboatStackProps extends StackProps {
+  /** EKS clusters (same account and region) this deployment backs up, by name. */
+  readonly clusters?: readonly string[];
+}
 
 export class LifeboatStack extends Stack {
   readonly storage: BackupStorage;
+  readonly backup: BackupWorkflow;
 
   constructor(scope: Construct, id: string, props: LifeboatStackProps = {}) {
     super(scope, id, props);
     this.storage = new BackupStorage(this, 'Storage');
+    this.backup = new BackupWorkflow(this, 'Backup', {
+      bucket: this.storage.bucket,
+      key: this.storage.key,
+      clusters: props.clusters ?? [],
+    });
     new CfnOutput(this, 'BackupBucketName', { value: this.storage.bucket.bucketName });
+    new CfnOutput(this, 'BackupStateMachineArn', { value: this.backup.stateMachine.stateMachineArn });
   }
 }

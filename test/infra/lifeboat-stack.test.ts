@@ -4,9 +4,13 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LifeboatStack } from '../../infra/lifeboat-stack.js';
 
-function synth(): { stack: Stack; template: Template } {
-  const app = new App();
-  const stack = new LifeboatStack(app, 'Lifeboat', { env: { account: '123456789012', region: 'us-east-1' } });
+/** Synthesizes the stack; without `bundle`, functions are not bundled (fast, as cdk's own tests do). */
+function synth(options: { bundle: boolean } = { bundle: false }): { stack: Stack; template: Template } {
+  const app = new App(options.bundle ? {} : { context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new LifeboatStack(app, 'Lifeboat', {
+    env: { account: '123456789012', region: 'us-east-1' },
+    clusters: ['prod-a'],
+  });
   const template = Template.fromStack(stack);
   return { stack, template };
 }
@@ -16,7 +20,7 @@ describe('the Lifeboat stack', () => {
   let template: Template;
   beforeAll(() => {
     ({ stack, template } = synth());
-  });
+  }, 60_000);
 
   it('encrypts the backup bucket with its own rotating KMS key', () => {
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
@@ -59,6 +63,49 @@ describe('the Lifeboat stack', () => {
       },
     });
   });
+
+  it('runs the backup state machine from the ASL file with every placeholder substituted', () => {
+    const machines = template.findResources('AWS::StepFunctions::StateMachine');
+    const [machine] = Object.values(machines);
+    const definition = JSON.stringify(machine?.Properties.DefinitionString);
+    expect(definition).toContain('ValidateBackup');
+    expect(machine?.Properties.DefinitionSubstitutions).toEqual({
+      ValidateBackupFunctionArn: expect.anything(),
+      CollectItemsFunctionArn: expect.anything(),
+      FinalizeBackupFunctionArn: expect.anything(),
+      RecordBackupFailureFunctionArn: expect.anything(),
+    });
+  });
+
+  it('sends poison ItemBlock messages to a dead-letter queue that a function drains', () => {
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: 3 },
+      KmsMasterKeyId: Match.anyValue(),
+    });
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  it('runs every function on nodejs22.x', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(functions.length).toBeGreaterThanOrEqual(6);
+    for (const f of functions) expect(f.Properties.Runtime).toBe('nodejs22.x');
+  });
+
+  it('gives the cluster-reading role an EKS access entry on each cluster', () => {
+    template.hasResourceProperties('AWS::EKS::AccessEntry', {
+      ClusterName: 'prod-a',
+      AccessPolicies: [Match.objectLike({ PolicyArn: Match.stringLikeRegexp('AmazonEKSAdminViewPolicy') })],
+    });
+  });
+
+  it('bundles every function with the local esbuild, without Docker', () => {
+    const bundled = synth({ bundle: true }).template;
+    const functions = Object.values(bundled.findResources('AWS::Lambda::Function'));
+    for (const f of functions) expect(f.Properties.Code.S3Key).toMatch(/\.zip$/);
+  }, 180_000);
 
   it('passes the cdk-nag AwsSolutions checks', () => {
     const report = new AwsSolutionsChecks(stack, { verbose: true }).validateScope(stack);

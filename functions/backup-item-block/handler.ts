@@ -1,0 +1,24 @@
+/** Lambda entry of the ItemBlock workers: an SQS batch, reporting partial batch failures. */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { itemBlockMessage } from '../../shared/contracts/backup-run.js';
+import { lambdaHandler } from '../../shared/runtime/middleware.js';
+import { callbacks, clock, store } from '../wiring.js';
+import { backupItemBlocks } from './backup-item-block.js';
+
+const processor = new BatchProcessor(EventType.SQS);
+
+export const handler = lambdaHandler('BackupItemBlock', async (event: SQSEvent, signal) =>
+  processPartialResponse(
+    event,
+    async (record: SQSRecord) => {
+      await backupItemBlocks(itemBlockMessage.parse(JSON.parse(record.body)), {
+        store,
+        callbacks,
+        clock,
+        signal,
+      });
+    },
+    processor,
+  ),
+);

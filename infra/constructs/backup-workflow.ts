@@ -1,0 +1,235 @@
+/**
+ * The backup workflow: the functions of each state, the ItemBlock queue with its dead-letter
+ * queue and their consumers, and the state machine built from statemachines/backup.asl.json
+ * with typed substitutions. Clusters are given by name; the reading functions' role gets an
+ * EKS access entry on each. Never grants more than the steps need.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ArnFormat, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { Key } from 'aws-cdk-lib/aws-kms';
+import { Architecture, type IFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BACKUP_DEFINITION_FILE = join(root, 'statemachines', 'backup.asl.json');
+
+/** The `${…}` placeholders of the backup state machine and what fills each. */
+export function backupSubstitutions(functions: {
+  validate: IFunction;
+  collect: IFunction;
+  finalize: IFunction;
+  recordFailure: IFunction;
+}): Record<string, string> {
+  return {
+    ValidateBackupFunctionArn: functions.validate.functionArn,
+    CollectItemsFunctionArn: functions.collect.functionArn,
+    FinalizeBackupFunctionArn: functions.finalize.functionArn,
+    RecordBackupFailureFunctionArn: functions.recordFailure.functionArn,
+  };
+}
+
+export interface BackupWorkflowProps {
+  readonly bucket: Bucket;
+  readonly key: Key;
+  /** EKS clusters Lambdas may back up, by name (same account and region). */
+  readonly clusters: readonly string[];
+  readonly prefix?: string;
+  readonly itemBlocksTimeout?: Duration;
+}
+
+export class BackupWorkflow extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly queue: Queue;
+  readonly deadLetters: Queue;
+  readonly clusterReaderRole: Role;
+
+  constructor(scope: Construct, id: string, props: BackupWorkflowProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const stateMachineName = `${stack.stackName}-backup`;
+    const stateMachineArn = stack.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+
+    this.deadLetters = new Queue(this, 'ItemBlockDeadLetterQueue', {
+      encryption: QueueEncryption.KMS,
+      encryptionMasterKey: props.key,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.queue = new Queue(this, 'ItemBlockQueue', {
+      encryption: QueueEncryption.KMS,
+      encryptionMasterKey: props.key,
+      enforceSSL: true,
+      visibilityTimeout: Duration.minutes(6),
+      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: 3 },
+    });
+
+    this.clusterReaderRole = new Role(this, 'ClusterReaderRole', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Lifeboat functions that read Kubernetes clusters',
+    });
+
+    const environment = {
+      LIFEBOAT_BUCKET: props.bucket.bucketName,
+      LIFEBOAT_PREFIX: props.prefix ?? '',
+      ITEM_BLOCK_QUEUE_URL: this.queue.queueUrl,
+      ITEM_BLOCKS_TIMEOUT_SECONDS: String((props.itemBlocksTimeout ?? Duration.hours(1)).toSeconds()),
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+    // Every function has a role of its own (or the cluster readers' role) allowed to write only
+    // its own log group: no managed policies.
+    const fn = (name: string, options: { memoryMb: number; timeout: Duration; role?: Role }) => {
+      const logGroup = new LogGroup(this, `${name}Logs`, {
+        logGroupName: `/aws/lambda/${stack.stackName}-${name}`,
+        retention: RetentionDays.ONE_MONTH,
+      });
+      const role =
+        options.role ??
+        new Role(this, `${name}Role`, {
+          assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+          description: `Lifeboat ${name}`,
+        });
+      logGroup.grantWrite(role);
+      return new NodejsFunction(this, name, {
+        functionName: `${stack.stackName}-${name}`,
+        entry: join(
+          root,
+          'functions',
+          name.replace(/[A-Z]/g, (c, i: number) => (i ? '-' : '') + c.toLowerCase()),
+          'handler.ts',
+        ),
+        handler: 'handler',
+        runtime: Runtime.NODEJS_22_X,
+        architecture: Architecture.ARM_64,
+        memorySize: options.memoryMb,
+        timeout: options.timeout,
+        tracing: Tracing.ACTIVE,
+        environment,
+        logGroup,
+        role,
+        bundling: {
+          format: OutputFormat.ESM,
+          minify: true,
+          sourceMap: true,
+          target: 'node22',
+          mainFields: ['module', 'main'],
+        },
+      });
+    };
+    const validate = fn('ValidateBackup', { memoryMb: 512, timeout: Duration.seconds(30) });
+    const collect = fn('CollectItems', {
+      memoryMb: 1024,
+      timeout: Duration.minutes(15),
+      role: this.clusterReaderRole,
+    });
+    const worker = fn('BackupItemBlock', {
+      memoryMb: 1024,
+      timeout: Duration.minutes(1),
+      role: this.clusterReaderRole,
+    });
+    const deadLetterFn = fn('ItemBlockDeadLetters', { memoryMb: 512, timeout: Duration.minutes(1) });
+    const finalize = fn('FinalizeBackup', { memoryMb: 1769, timeout: Duration.minutes(15) });
+    const recordFailure = fn('RecordBackupFailure', { memoryMb: 512, timeout: Duration.minutes(1) });
+
+    for (const f of [validate, collect, worker, deadLetterFn, finalize, recordFailure]) {
+      props.bucket.grantReadWrite(f);
+      props.key.grantEncryptDecrypt(f);
+    }
+    this.queue.grantSendMessages(collect);
+    worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 5, reportBatchItemFailures: true }));
+    deadLetterFn.addEventSource(
+      new SqsEventSource(this.deadLetters, { batchSize: 5, reportBatchItemFailures: true }),
+    );
+    const callback = new PolicyStatement({
+      actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
+      resources: [stateMachineArn],
+    });
+    for (const f of [collect, worker, deadLetterFn]) f.addToRolePolicy(callback);
+    collect.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['eks:DescribeCluster'],
+        resources: props.clusters.map((c) =>
+          stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c }),
+        ),
+      }),
+    );
+
+    for (const [i, clusterName] of props.clusters.entries()) {
+      new CfnAccessEntry(this, `ClusterAccess${i}`, {
+        clusterName,
+        principalArn: this.clusterReaderRole.roleArn,
+        type: 'STANDARD',
+        accessPolicies: [
+          {
+            policyArn: 'arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy',
+            accessScope: { type: 'cluster' },
+          },
+        ],
+      });
+    }
+
+    const logs = new LogGroup(this, 'StateMachineLogs', {
+      logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
+      retention: RetentionDays.ONE_MONTH,
+    });
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineName,
+      stateMachineType: StateMachineType.STANDARD,
+      definitionBody: DefinitionBody.fromString(readFileSync(BACKUP_DEFINITION_FILE, 'utf8')),
+      definitionSubstitutions: backupSubstitutions({ validate, collect, finalize, recordFailure }),
+      tracingEnabled: true,
+      // Every event, without execution data: requests carry cluster object names.
+      logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: false },
+    });
+    for (const f of [validate, collect, finalize, recordFailure]) f.grantInvoke(this.stateMachine);
+
+    const logicalId = (c: Construct): string => stack.getLogicalId(c.node.defaultChild as CfnElement);
+    const acknowledge = (id: string, reason: string): void =>
+      Validations.of(this).acknowledge({ id, reason });
+    const grants =
+      'CDK grant on the backup bucket and its key only; the functions read and write backup objects';
+    for (const action of [
+      's3:GetObject*',
+      's3:GetBucket*',
+      's3:List*',
+      's3:DeleteObject*',
+      's3:Abort*',
+      'kms:ReEncrypt*',
+      'kms:GenerateDataKey*',
+    ]) {
+      acknowledge(`AwsSolutions-IAM5[Action::${action}]`, grants);
+    }
+    acknowledge(
+      `AwsSolutions-IAM5[Resource::<${logicalId(props.bucket)}.Arn>/*]`,
+      `${grants}; object keys are dynamic`,
+    );
+    acknowledge(
+      'AwsSolutions-IAM5[Resource::*]',
+      'X-Ray PutTraceSegments and PutTelemetryRecords have no resource-level permissions',
+    );
+    for (const f of [validate, collect, finalize, recordFailure]) {
+      acknowledge(
+        `AwsSolutions-IAM5[Resource::<${logicalId(f)}.Arn>:*]`,
+        'The state machine invokes versions of its own step functions',
+      );
+    }
+    acknowledge(
+      'AwsSolutions-L1',
+      'Lambda runtime pinned to nodejs22.x, the runtime the project targets and tests',
+    );
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * The Lambda functions' configuration, read once from the environment and checked, so a
+ * misconfigured deployment fails at start with the variable named.
+ */
+import { z } from 'zod';
+
+export const lambdaEnv = z.object({
+  AWS_REGION: z.string().min(1),
+  LIFEBOAT_BUCKET: z.string().min(1),
+  LIFEBOAT_PREFIX: z.string().default(''),
+  ITEM_BLOCK_QUEUE_URL: z.string().optional(),
+  ITEM_BLOCKS_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(3600),
+});
+export type LambdaEnv = z.infer<typeof lambdaEnv>;
+
+export function readEnv(source: NodeJS.ProcessEnv = process.env): LambdaEnv {
+  const parsed = lambdaEnv.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Lifeboat function misconfigured: ${problems}`);
+  }
+  return parsed.data;
+}
+
+export function requireQueueUrl(env: LambdaEnv): string {
+  if (!env.ITEM_BLOCK_QUEUE_URL)
+    throw new Error('Lifeboat function misconfigured: ITEM_BLOCK_QUEUE_URL is not set');
+  return env.ITEM_BLOCK_QUEUE_URL;
+}

@@ -1,0 +1,184 @@
+import { readFileSync } from 'node:fs';
+import aslValidator from 'asl-validator';
+import { App, Stack } from 'aws-cdk-lib';
+import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { BACKUP_DEFINITION, LOCAL_FUNCTION_ARNS } from '../../cli/local/backup-runtime.js';
+import { BACKUP_DEFINITION_FILE, backupSubstitutions } from '../../infra/constructs/backup-workflow.js';
+import {
+  ExecutionFailed,
+  type JsonValue,
+  runLocalStateMachine,
+  substitute,
+} from '../../shared/adapters/local-state-machine.js';
+import * as domainErrors from '../../shared/domain/errors.js';
+
+const text = readFileSync(BACKUP_DEFINITION, 'utf8');
+const definition = JSON.parse(text) as { States: Record<string, Record<string, unknown>> };
+
+/** Every state, including those inside Map and Parallel states. */
+function allStates(states: Record<string, Record<string, unknown>>): [string, Record<string, unknown>][] {
+  return Object.entries(states).flatMap(([name, state]) => {
+    const nested = [state.ItemProcessor, state.Iterator, ...((state.Branches as unknown[]) ?? [])] as
+      | { States?: Record<string, Record<string, unknown>> }
+      | undefined[];
+    const children = (nested as ({ States?: Record<string, Record<string, unknown>> } | undefined)[])
+      .filter((n) => n?.States)
+      .flatMap((n) => allStates(n?.States ?? {}));
+    return [[name, state] as [string, Record<string, unknown>], ...children];
+  });
+}
+
+/** Names Step Functions itself raises, and those of the Lambda service. */
+const AWS_ERRORS = new Set([
+  'States.ALL',
+  'States.Timeout',
+  'States.TaskFailed',
+  'States.Permissions',
+  'States.Runtime',
+  'States.HeartbeatTimeout',
+  'Lambda.ServiceException',
+  'Lambda.TooManyRequestsException',
+  'Lambda.SdkClientException',
+  'Lambda.AWSLambdaException',
+]);
+
+function ourErrorNames(): Set<string> {
+  const names = new Set<string>();
+  for (const value of Object.values(domainErrors)) {
+    if (typeof value === 'function' && value.prototype instanceof Error) {
+      names.add((Reflect.construct(value, [[]]) as Error).name);
+    }
+  }
+  return names;
+}
+
+describe('statemachines/backup.asl.json', () => {
+  it('is valid Amazon States Language', () => {
+    const { isValid, errorsText } = aslValidator(JSON.parse(substitute(text, LOCAL_FUNCTION_ARNS)));
+    expect(errorsText()).toBe('');
+    expect(isValid).toBe(true);
+  });
+
+  it('has a Comment on every state', () => {
+    for (const [name, state] of allStates(definition.States))
+      expect(state.Comment, name).toEqual(expect.any(String));
+  });
+
+  it('uses exactly the placeholders that infra and the local runtime fill', () => {
+    const placeholders = [...new Set([...text.matchAll(/\$\{([A-Za-z0-9]+)\}/g)].map((m) => m[1]))].sort();
+    const stack = new Stack(new App(), 'S');
+    const f = (id: string) =>
+      LambdaFunction.fromFunctionArn(stack, id, `arn:aws:lambda:us-east-1:123456789012:function:${id}`);
+    const infra = backupSubstitutions({
+      validate: f('v'),
+      collect: f('c'),
+      finalize: f('f'),
+      recordFailure: f('r'),
+    });
+    expect(Object.keys(infra).sort()).toEqual(placeholders);
+    expect(Object.keys(LOCAL_FUNCTION_ARNS).sort()).toEqual(placeholders);
+    expect(BACKUP_DEFINITION_FILE).toBe(BACKUP_DEFINITION);
+  });
+
+  it('retries and catches only error names that exist', () => {
+    const known = new Set([...AWS_ERRORS, ...ourErrorNames()]);
+    expect(known).toContain('RetryableError');
+    for (const [name, state] of allStates(definition.States)) {
+      const rules = [
+        ...((state.Retry as { ErrorEquals: string[] }[]) ?? []),
+        ...((state.Catch as { ErrorEquals: string[] }[]) ?? []),
+      ];
+      for (const rule of rules)
+        for (const error of rule.ErrorEquals) expect(known, `${name}: ${error}`).toContain(error);
+    }
+  });
+
+  it('sends every failure after validation to RecordBackupFailure', () => {
+    for (const name of ['CollectItems', 'VolumeOperations', 'FinalizeBackup']) {
+      const catches = definition.States[name]?.Catch as { ErrorEquals: string[]; Next: string }[];
+      expect(catches).toContainEqual(
+        expect.objectContaining({ ErrorEquals: ['States.ALL'], Next: 'RecordBackupFailure' }),
+      );
+    }
+  });
+});
+
+describe('the backup flow', () => {
+  const run = {
+    name: 'b',
+    cluster: 'c',
+    runId: 'r',
+    startedAt: 't',
+    expiration: 't',
+    itemBlocksTimeoutSeconds: 5,
+  };
+  const handlers = (over: Record<string, (input: JsonValue) => Promise<JsonValue>> = {}) => ({
+    ValidateBackup: async () => ({ valid: true, run }),
+    CollectItems: async () => ({ messages: 1, blocks: 1, items: 1, volumeOperations: [] }),
+    FinalizeBackup: async () => ({ name: 'b', phase: 'Completed' }),
+    RecordBackupFailure: async (input: JsonValue) => ({
+      name: 'b',
+      phase: 'Failed',
+      failureReason: JSON.stringify(input),
+    }),
+    ...over,
+  });
+  const execute = (h: ReturnType<typeof handlers>) =>
+    runLocalStateMachine({
+      definition: substitute(text, LOCAL_FUNCTION_ARNS),
+      input: { request: {} },
+      handlers: h,
+      executionName: 'x',
+      taskToken: 't',
+    });
+
+  it('ends with FinalizeBackup output', async () => {
+    await expect(execute(handlers())).resolves.toEqual({ name: 'b', phase: 'Completed' });
+  });
+
+  it('ends FailedValidation with the problems as cause', async () => {
+    const h = handlers({
+      ValidateBackup: async () => ({ valid: false, problems: [], summary: 'spec.ttl: bad' }),
+    });
+    await expect(execute(h)).rejects.toSatisfy(
+      (e: unknown) =>
+        e instanceof ExecutionFailed &&
+        e.failure.error === 'FailedValidation' &&
+        e.failure.cause === 'spec.ttl: bad',
+    );
+  });
+
+  it('retries a RetryableError and then continues', async () => {
+    let attempts = 0;
+    const h = handlers({
+      CollectItems: async () => {
+        attempts++;
+        if (attempts < 3) throw Object.assign(new Error('throttled'), { name: 'RetryableError' });
+        return { messages: 1, blocks: 1, items: 1, volumeOperations: [] };
+      },
+    });
+    await expect(execute(h)).resolves.toEqual({ name: 'b', phase: 'Completed' });
+    expect(attempts).toBe(3);
+  });
+
+  it('records a failure and ends BackupFailed', async () => {
+    let recorded: JsonValue = null;
+    const h = handlers({
+      FinalizeBackup: async () => {
+        throw Object.assign(new Error('disk on fire'), { name: 'LifeboatError' });
+      },
+      RecordBackupFailure: async (input) => {
+        recorded = input;
+        return { name: 'b', phase: 'Failed', failureReason: 'LifeboatError: disk on fire' };
+      },
+    });
+    await expect(execute(h)).rejects.toSatisfy(
+      (e: unknown) =>
+        e instanceof ExecutionFailed &&
+        e.failure.error === 'BackupFailed' &&
+        e.failure.cause === 'LifeboatError: disk on fire',
+    );
+    expect(recorded).toMatchObject({ run, failure: { Error: 'LifeboatError' } });
+  });
+});
