@@ -146,3 +146,18 @@ export class KubernetesCluster implements Cluster {
     return next ? { items, continueToken: next } : { items };
   }
 }
+
+/** A cluster reached through a kubeconfig file (default: $KUBECONFIG or ~/.kube/config) and context. */
+export async function clusterFromKubeconfig(options: {
+  path?: string;
+  context?: string;
+}): Promise<KubernetesCluster> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kc = new KubeConfig();
+  if (options.path) kc.loadFromFile(options.path);
+  else kc.loadFromDefault();
+  if (options.context) kc.setCurrentContext(options.context);
+  if (!kc.getCurrentCluster())
+    throw new LifeboatError('no Kubernetes cluster found in the kubeconfig (use --kubeconfig or --context)');
+  return new KubernetesCluster(kc);
+}

@@ -65,3 +65,64 @@ export function selectorToString(selector: LabelSelector): string {
   }
   return terms.join(',');
 }
+
+/**
+ * Parses the selector syntax of kubectl and `velero --selector`: `k=v`, `k==v`, `k!=v`,
+ * `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, comma-separated. Returns undefined when malformed.
+ */
+export function parseSelector(text: string): LabelSelector | undefined {
+  const matchLabels: Record<string, string> = {};
+  const matchExpressions: LabelSelectorRequirement[] = [];
+  // Split on commas outside parentheses.
+  const terms: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of text) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      terms.push(current);
+      current = '';
+    } else current += ch;
+  }
+  terms.push(current);
+  const key = /^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$/;
+  for (const raw of terms.map((t) => t.trim())) {
+    if (raw === '') return undefined;
+    const set = /^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(raw);
+    if (set) {
+      const [, k = '', op, values = ''] = set;
+      if (!key.test(k)) return undefined;
+      const list = values
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean);
+      matchExpressions.push({ key: k, operator: op === 'in' ? 'In' : 'NotIn', values: list });
+      continue;
+    }
+    const neq = /^([^=!\s]+)\s*!=\s*(\S*)$/.exec(raw);
+    if (neq) {
+      matchExpressions.push({ key: neq[1] ?? '', operator: 'NotIn', values: [neq[2] ?? ''] });
+      continue;
+    }
+    const eq = /^([^=!\s]+)\s*==?\s*(\S*)$/.exec(raw);
+    if (eq) {
+      if (!key.test(eq[1] ?? '')) return undefined;
+      matchLabels[eq[1] ?? ''] = eq[2] ?? '';
+      continue;
+    }
+    if (raw.startsWith('!') && key.test(raw.slice(1))) {
+      matchExpressions.push({ key: raw.slice(1), operator: 'DoesNotExist' });
+      continue;
+    }
+    if (key.test(raw)) {
+      matchExpressions.push({ key: raw, operator: 'Exists' });
+      continue;
+    }
+    return undefined;
+  }
+  return {
+    ...(Object.keys(matchLabels).length > 0 ? { matchLabels } : {}),
+    ...(matchExpressions.length > 0 ? { matchExpressions } : {}),
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * `lifeboat backup create|get|describe`: Velero's flags, turned into a `velero.io/v1` Backup
+ * request; with --local the backup runs in this process against the kubeconfig's cluster and is
+ * written to --dir. Bad flags are reported by name; no stack traces.
+ */
+import { parseArgs } from 'node:util';
+import { stringify as toYaml } from 'yaml';
+import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
+import { LocalDirectoryStore } from '../shared/adapters/local-directory-store.js';
+import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
+import { parseSelector } from '../shared/domain/label-selector.js';
+import { listBackups, readBackup } from './local/backup-reader.js';
+import { type ProgressEvent, runLocalBackup } from './local/backup-runtime.js';
+import { renderBackupDescribe, renderBackupTable } from './render/backups.js';
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+const csv = (v: string | undefined): string[] | undefined =>
+  v === undefined
+    ? undefined
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+
+const common = {
+  local: { type: 'boolean' },
+  dir: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+} as const;
+
+function storeFor(values: { local?: boolean; dir?: string }): LocalDirectoryStore {
+  if (!values.local) {
+    throw new UsageError(
+      'only --local is available yet: the AWS API arrives with its own feature (use --local --dir DIR)',
+    );
+  }
+  return new LocalDirectoryStore(values.dir ?? './lifeboat-backups');
+}
+
+/** Velero's `--ordered-resources 'pods=ns1/pod1,ns1/pod2;persistentvolumes=pv4'`. */
+function orderedResources(text: string | undefined): Record<string, string> | undefined {
+  if (!text) return undefined;
+  const out: Record<string, string> = {};
+  for (const part of text.split(';').filter(Boolean)) {
+    const [resource, names] = part.split('=');
+    if (!resource || !names) throw new UsageError(`--ordered-resources: "${part}" is not resource=ns/name,…`);
+    out[resource.trim()] = names.trim();
+  }
+  return out;
+}
+
+function bool(name: string, v: string | undefined): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'true' || v === 'false') return v === 'true';
+  throw new UsageError(`--${name} must be true or false`);
+}
+
+export function backupRequestFromFlags(
+  name: string | undefined,
+  args: string[],
+): { request: unknown; values: Record<string, unknown> } {
+  const { values } = parseArgs({
+    args,
+    allowPositionals: false,
+    options: {
+      ...common,
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      cluster: { type: 'string' },
+      'include-namespaces': { type: 'string' },
+      'exclude-namespaces': { type: 'string' },
+      'include-resources': { type: 'string' },
+      'exclude-resources': { type: 'string' },
+      'include-cluster-resources': { type: 'string' },
+      'include-cluster-scoped-resources': { type: 'string' },
+      'exclude-cluster-scoped-resources': { type: 'string' },
+      'include-namespace-scoped-resources': { type: 'string' },
+      'exclude-namespace-scoped-resources': { type: 'string' },
+      selector: { type: 'string', short: 'l' },
+      'or-selector': { type: 'string' },
+      'ordered-resources': { type: 'string' },
+      ttl: { type: 'string' },
+      labels: { type: 'string' },
+    },
+  });
+  if (!name) throw new UsageError('backup create needs a NAME');
+  const selector = values.selector === undefined ? undefined : parseSelector(values.selector);
+  if (values.selector !== undefined && !selector)
+    throw new UsageError(`--selector: "${values.selector}" is not a label selector`);
+  const orSelectors = values['or-selector']?.split(' or ').map((s) => {
+    const parsed = parseSelector(s);
+    if (!parsed) throw new UsageError(`--or-selector: "${s}" is not a label selector`);
+    return parsed;
+  });
+  const labels = values.labels
+    ? Object.fromEntries(csv(values.labels)?.map((l) => l.split('=') as [string, string]) ?? [])
+    : undefined;
+  const spec = Object.fromEntries(
+    Object.entries({
+      includedNamespaces: csv(values['include-namespaces']),
+      excludedNamespaces: csv(values['exclude-namespaces']),
+      includedResources: csv(values['include-resources']),
+      excludedResources: csv(values['exclude-resources']),
+      includeClusterResources: bool('include-cluster-resources', values['include-cluster-resources']),
+      includedClusterScopedResources: csv(values['include-cluster-scoped-resources']),
+      excludedClusterScopedResources: csv(values['exclude-cluster-scoped-resources']),
+      includedNamespaceScopedResources: csv(values['include-namespace-scoped-resources']),
+      excludedNamespaceScopedResources: csv(values['exclude-namespace-scoped-resources']),
+      labelSelector: selector,
+      orLabelSelectors: orSelectors,
+      orderedResources: orderedResources(values['ordered-resources']),
+      ttl: values.ttl,
+    }).filter(([, v]) => v !== undefined),
+  );
+  return {
+    request: {
+      cluster: values.cluster ?? 'local',
+      backup: {
+        apiVersion: 'velero.io/v1',
+        kind: 'Backup',
+        metadata: { name, ...(labels ? { labels } : {}) },
+        spec,
+      },
+    },
+    values,
+  };
+}
+
+function progressPrinter(out: NodeJS.WriteStream): (event: ProgressEvent) => void {
+  let total = 0;
+  let done = 0;
+  const labels: Record<string, string> = {
+    ValidateBackup: 'Validating the request',
+    CollectItems: 'Collecting items into ItemBlocks',
+    FinalizeBackup: 'Writing the backup',
+    RecordBackupFailure: 'Recording the failure',
+  };
+  return (event) => {
+    if (event.type === 'state') out.write(`${labels[event.state] ?? event.state}…\n`);
+    if (event.type === 'collected') {
+      total = event.items;
+      out.write(`  ${event.items} items in ${event.blocks} ItemBlocks\n`);
+    }
+    if (event.type === 'message-done') {
+      done += event.items;
+      if (out.isTTY) out.write(`\r  backed up ${done}${total ? `/${total}` : ''} items`);
+      if (out.isTTY && total && done >= total) out.write('\n');
+    }
+  };
+}
+
+export async function backupCommand(
+  args: string[],
+  io: { out: NodeJS.WriteStream; err: NodeJS.WriteStream },
+): Promise<number> {
+  const [verb, name, ...rest] = args;
+  const positionalName = name?.startsWith('-') ? undefined : name;
+  const flags = positionalName === undefined && name !== undefined ? [name, ...rest] : rest;
+  switch (verb) {
+    case 'create': {
+      const { request, values } = backupRequestFromFlags(positionalName, flags);
+      const store = storeFor(values as { local?: boolean; dir?: string });
+      const cluster = await clusterFromKubeconfig({
+        ...(typeof values.kubeconfig === 'string' ? { path: values.kubeconfig } : {}),
+        ...(typeof values.context === 'string' ? { context: values.context } : {}),
+      });
+      io.err.write(`Backup request "${positionalName}" submitted (local, writing to ${store.location}).\n`);
+      try {
+        const result = (await runLocalBackup(request, {
+          cluster,
+          store,
+          onProgress: progressPrinter(io.err),
+        })) as {
+          phase: string;
+          items: number;
+          errors: number;
+          warnings: number;
+        };
+        io.out.write(
+          `Backup "${positionalName}": ${result.phase} (${result.items} items, ${result.errors} errors, ${result.warnings} warnings).\n` +
+            `Run \`lifeboat backup describe ${positionalName} --local --dir ${values.dir ?? './lifeboat-backups'}\` for details.\n`,
+        );
+        return result.phase === 'Completed' ? 0 : 1;
+      } catch (error) {
+        if (error instanceof ExecutionFailed) {
+          io.err.write(`Backup "${positionalName}": ${error.failure.error}\n${error.failure.cause}\n`);
+          return 1;
+        }
+        throw error;
+      }
+    }
+    case 'get': {
+      const { values } = parseArgs({ args: flags, options: common, allowPositionals: false });
+      const store = storeFor(values);
+      const documents = (await listBackups(store)).filter(
+        (d) => !positionalName || d.metadata.name === positionalName,
+      );
+      if (positionalName && documents.length === 0) {
+        io.err.write(`backup "${positionalName}" not found\n`);
+        return 1;
+      }
+      if (values.output === 'json')
+        io.out.write(
+          `${JSON.stringify(documents.length === 1 && positionalName ? documents[0] : documents, null, 2)}\n`,
+        );
+      else if (values.output === 'yaml')
+        io.out.write(toYaml(documents.length === 1 && positionalName ? documents[0] : documents));
+      else io.out.write(`${renderBackupTable(documents)}\n`);
+      return 0;
+    }
+    case 'describe': {
+      const { values } = parseArgs({
+        args: flags,
+        options: { ...common, details: { type: 'boolean' } },
+        allowPositionals: false,
+      });
+      if (!positionalName) throw new UsageError('backup describe needs a NAME');
+      const stored = await readBackup(storeFor(values), positionalName);
+      if (!stored) {
+        io.err.write(`backup "${positionalName}" not found\n`);
+        return 1;
+      }
+      if (values.output === 'json') io.out.write(`${JSON.stringify(stored, null, 2)}\n`);
+      else if (values.output === 'yaml') io.out.write(toYaml(stored));
+      else io.out.write(renderBackupDescribe({ ...stored, details: values.details ?? false }));
+      return 0;
+    }
+    default:
+      throw new UsageError('usage: lifeboat backup create|get|describe NAME [flags] --local [--dir DIR]');
+  }
+}

@@ -1,0 +1,37 @@
+/** Reads what a backup location holds about backups: their documents, resource lists and results. */
+import { gunzipSync } from 'node:zlib';
+import type { BackupDocument } from '../../shared/domain/backup-document.js';
+import type { Results } from '../../shared/domain/results.js';
+import { backupKeys } from '../../shared/domain/storage-keys.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+
+export interface StoredBackup {
+  readonly document: BackupDocument;
+  readonly resourceList?: Record<string, string[]>;
+  readonly results?: Results;
+}
+
+async function gzJson<T>(store: ObjectStore, key: string): Promise<T | undefined> {
+  const body = await store.get(key);
+  return body ? (JSON.parse(gunzipSync(body).toString('utf8')) as T) : undefined;
+}
+
+export async function readBackup(store: ObjectStore, name: string): Promise<StoredBackup | undefined> {
+  const keys = backupKeys(name);
+  const raw = await store.get(keys.metadata);
+  if (!raw) return undefined;
+  const document = JSON.parse(Buffer.from(raw).toString('utf8')) as BackupDocument;
+  const resourceList = await gzJson<Record<string, string[]>>(store, keys.resourceList);
+  const results = await gzJson<Results>(store, keys.results);
+  return { document, ...(resourceList ? { resourceList } : {}), ...(results ? { results } : {}) };
+}
+
+export async function listBackups(store: ObjectStore): Promise<BackupDocument[]> {
+  const keys = (await store.list('backups/')).filter((k) => k.endsWith('/velero-backup.json'));
+  const documents: BackupDocument[] = [];
+  for (const key of keys) {
+    const raw = await store.get(key);
+    if (raw) documents.push(JSON.parse(Buffer.from(raw).toString('utf8')) as BackupDocument);
+  }
+  return documents.sort((a, b) => b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp));
+}

@@ -1,0 +1,130 @@
+/**
+ * How backups look on a terminal: `get` as a table and `describe` in the layout of
+ * `velero backup describe` (with `--details`, the resource list and every error and warning).
+ */
+import type { BackupDocument } from '../../shared/domain/backup-document.js';
+import type { Result, Results } from '../../shared/domain/results.js';
+
+const none = '<none>';
+const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(', ') : '');
+const pairs = (m: Readonly<Record<string, string>> | undefined): string =>
+  m && Object.keys(m).length > 0
+    ? Object.entries(m)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',')
+    : none;
+
+export function renderBackupTable(documents: readonly BackupDocument[]): string {
+  const rows = [
+    ['NAME', 'STATUS', 'ERRORS', 'WARNINGS', 'CREATED', 'EXPIRES'],
+    ...documents.map((d) => [
+      d.metadata.name,
+      d.status.phase,
+      String(d.status.errors ?? 0),
+      String(d.status.warnings ?? 0),
+      d.status.startTimestamp,
+      d.status.expiration,
+    ]),
+  ];
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd((widths[i] ?? 0) + 3))
+        .join('')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+function renderResult(title: string, result: Result | undefined): string[] {
+  const lines: string[] = [];
+  const count =
+    (result?.velero?.length ?? 0) +
+    (result?.cluster?.length ?? 0) +
+    Object.values(result?.namespaces ?? {}).reduce((n, l) => n + l.length, 0);
+  lines.push(`${title}:${count === 0 ? `  ${none}` : ''}`);
+  for (const m of result?.velero ?? []) lines.push(`  Velero:   ${m}`);
+  for (const m of result?.cluster ?? []) lines.push(`  Cluster:  ${m}`);
+  for (const [ns, messages] of Object.entries(result?.namespaces ?? {})) {
+    lines.push(`  Namespaces:`);
+    lines.push(`    ${ns}:`);
+    for (const m of messages) lines.push(`      ${m}`);
+  }
+  return lines;
+}
+
+export function renderBackupDescribe(options: {
+  document: BackupDocument;
+  resourceList?: Record<string, string[]>;
+  results?: Results;
+  details: boolean;
+}): string {
+  const { document: d } = options;
+  const spec = d.spec as Record<string, unknown>;
+  const s = d.status;
+  const clusterScoped =
+    spec.includeClusterResources === true
+      ? 'included'
+      : spec.includeClusterResources === false
+        ? 'excluded'
+        : 'auto';
+  const lines = [
+    `Name:         ${d.metadata.name}`,
+    `Namespace:    ${d.metadata.namespace}`,
+    `Labels:       ${pairs(d.metadata.labels)}`,
+    `Annotations:  ${pairs(d.metadata.annotations)}`,
+    '',
+    `Phase:  ${s.phase}`,
+    ...(s.failureReason ? ['', `Failure reason:  ${s.failureReason}`] : []),
+    ...(s.validationErrors?.length
+      ? ['', 'Validation errors:', ...s.validationErrors.map((e) => `  ${e}`)]
+      : []),
+    '',
+    'Namespaces:',
+    `  Included:  ${list(spec.includedNamespaces) || '*'}`,
+    `  Excluded:  ${list(spec.excludedNamespaces) || none}`,
+    '',
+    'Resources:',
+    `  Included:        ${list(spec.includedResources) || list(spec.includedNamespaceScopedResources) || '*'}`,
+    `  Excluded:        ${list(spec.excludedResources) || list(spec.excludedNamespaceScopedResources) || none}`,
+    `  Cluster-scoped:  ${list(spec.includedClusterScopedResources) || clusterScoped}`,
+    '',
+    `Label selector:  ${spec.labelSelector ? JSON.stringify(spec.labelSelector) : none}`,
+    '',
+    `Or label selector:  ${Array.isArray(spec.orLabelSelectors) && spec.orLabelSelectors.length > 0 ? spec.orLabelSelectors.map((x) => JSON.stringify(x)).join(' or ') : none}`,
+    '',
+    `Storage Location:  ${String(spec.storageLocation ?? 'default')}`,
+    '',
+    `TTL:  ${String(spec.ttl ?? '720h0m0s')}`,
+    '',
+    `Started:    ${s.startTimestamp}`,
+    `Completed:  ${s.completionTimestamp ?? none}`,
+    '',
+    `Expiration:  ${s.expiration}`,
+    '',
+    `Total items to be backed up:  ${s.progress?.totalItems ?? 0}`,
+    `Items backed up:              ${s.progress?.itemsBackedUp ?? 0}`,
+    '',
+  ];
+  if (options.details && options.resourceList) {
+    lines.push('Resource List:');
+    for (const [kind, items] of Object.entries(options.resourceList)) {
+      lines.push(`  ${kind}:`);
+      for (const item of items) lines.push(`    - ${item}`);
+    }
+    lines.push('');
+  } else if (!options.details) {
+    lines.push('Resource List:  <included resources; use --details to list them>', '');
+  }
+  lines.push(`Errors:    ${s.errors ?? 0}`, `Warnings:  ${s.warnings ?? 0}`);
+  if (options.details && options.results) {
+    lines.push(
+      '',
+      ...renderResult('Errors', options.results.errors),
+      '',
+      ...renderResult('Warnings', options.results.warnings),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
