@@ -1,0 +1,42 @@
+/**
+ * The adapters a deployed function uses, built from its configuration: the S3 store, the SQS
+ * queue, Step Functions callbacks and clusters reached with EKS tokens. SDK clients retry
+ * throttling and 5xx up to eight times with backoff.
+ */
+import { EKSClient } from '@aws-sdk/client-eks';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
+import type { Cluster } from '../ports/cluster.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import type { TaskCallbacks } from '../ports/task-callbacks.js';
+import type { WorkQueue } from '../ports/work-queue.js';
+import { eksKubeConfig } from './eks-token.js';
+import { KubernetesCluster } from './kubernetes-cluster.js';
+import { S3ObjectStore } from './s3-object-store.js';
+import { SfnTaskCallbacks } from './sfn-task-callbacks.js';
+import { SqsWorkQueue } from './sqs-work-queue.js';
+
+export interface AwsAdapters {
+  readonly store: ObjectStore;
+  readonly callbacks: TaskCallbacks;
+  queue(queueUrl: string): WorkQueue;
+  clusterNamed(name: string): Promise<Cluster>;
+}
+
+export function awsAdapters(options: { region: string; bucket: string; prefix: string }): AwsAdapters {
+  const base = { region: options.region, maxAttempts: 8 };
+  const credentials = fromNodeProviderChain();
+  const eks = new EKSClient(base);
+  const sqs = new SQSClient(base);
+  return {
+    store: new S3ObjectStore({ client: new S3Client(base), bucket: options.bucket, prefix: options.prefix }),
+    callbacks: new SfnTaskCallbacks(new SFNClient(base)),
+    queue: (queueUrl) => new SqsWorkQueue({ client: sqs, queueUrl }),
+    clusterNamed: async (name) =>
+      new KubernetesCluster(
+        await eksKubeConfig({ clusterName: name, region: options.region, eks, credentials }),
+      ),
+  };
+}

@@ -1,0 +1,101 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { eksToken } from '../../../../shared/adapters/eks-token.js';
+import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
+import { LocalTaskCallbacks } from '../../../../shared/adapters/local-task-callbacks.js';
+import { MemoryWorkQueue } from '../../../../shared/adapters/memory-work-queue.js';
+import { AlreadyExists, LifeboatError } from '../../../../shared/domain/errors.js';
+
+describe('the local directory store', () => {
+  it('puts, gets, lists and refuses to overwrite with ifNoneMatch', async () => {
+    const store = new LocalDirectoryStore(await mkdtemp(join(tmpdir(), 'store-')));
+    await store.put('backups/a/velero-backup.json', '{}');
+    await store.put('backups/b/b.tar.gz', new Uint8Array([1, 2, 3]));
+    await store.putStream(
+      'plugins/x',
+      (async function* () {
+        yield new Uint8Array([4]);
+        yield new Uint8Array([5]);
+      })(),
+    );
+    expect(await store.list('backups/')).toEqual(['backups/a/velero-backup.json', 'backups/b/b.tar.gz']);
+    expect(Buffer.from((await store.get('plugins/x')) ?? [])).toEqual(Buffer.from([4, 5]));
+    expect(await store.get('missing')).toBeUndefined();
+    await expect(
+      store.put('backups/a/velero-backup.json', 'again', { ifNoneMatch: true }),
+    ).rejects.toBeInstanceOf(AlreadyExists);
+    expect(Buffer.from((await store.get('backups/a/velero-backup.json')) ?? []).toString()).toBe('{}');
+    expect(await store.exists('backups/b/b.tar.gz')).toBe(true);
+  });
+
+  it('never resolves a key outside its root', async () => {
+    const store = new LocalDirectoryStore(await mkdtemp(join(tmpdir(), 'store-')));
+    await expect(store.put('../escape', 'x')).rejects.toBeInstanceOf(LifeboatError);
+  });
+});
+
+describe('the in-memory work queue', () => {
+  it('redelivers a failed message, then dead-letters it after maxReceiveCount', async () => {
+    const deliveries: string[] = [];
+    const dead: string[] = [];
+    const queue = new MemoryWorkQueue({
+      concurrency: 2,
+      maxReceiveCount: 3,
+      consume: async (body) => {
+        deliveries.push(body);
+        if (body === 'poison' || (body === 'flaky' && deliveries.filter((d) => d === 'flaky').length === 1)) {
+          throw new Error('failed');
+        }
+      },
+      deadLetter: async (body) => {
+        dead.push(body);
+      },
+    });
+    await queue.send(['ok', 'flaky', 'poison']);
+    await queue.idle();
+    expect(deliveries.filter((d) => d === 'ok')).toHaveLength(1);
+    expect(deliveries.filter((d) => d === 'flaky')).toHaveLength(2);
+    expect(deliveries.filter((d) => d === 'poison')).toHaveLength(3);
+    expect(dead).toEqual(['poison']);
+  });
+});
+
+describe('local task tokens', () => {
+  it('delivers a success that arrives before the wait, and ignores a second one', async () => {
+    const callbacks = new LocalTaskCallbacks();
+    await callbacks.succeed('t', { n: 1 });
+    await callbacks.succeed('t', { n: 2 });
+    await expect(callbacks.wait('t')).resolves.toEqual({ n: 1 });
+  });
+
+  it('rejects the wait with the failure', async () => {
+    const callbacks = new LocalTaskCallbacks();
+    const waiting = callbacks.wait('t');
+    await callbacks.fail('t', { name: 'Stuck', cause: 'no progress' });
+    await expect(waiting).rejects.toMatchObject({ name: 'Stuck', message: 'no progress' });
+  });
+});
+
+describe('the EKS token', () => {
+  it('is a presigned STS GetCallerIdentity URL bound to the cluster name', async () => {
+    const token = await eksToken({
+      clusterName: 'prod-a',
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+    });
+    expect(token.startsWith('k8s-aws-v1.')).toBe(true);
+    expect(token).not.toMatch(/[=+/]/);
+    const url = new URL(Buffer.from(token.slice('k8s-aws-v1.'.length), 'base64url').toString());
+    expect(url.host).toBe('sts.eu-west-1.amazonaws.com');
+    expect(url.searchParams.get('Action')).toBe('GetCallerIdentity');
+    expect(url.searchParams.get('Version')).toBe('2011-06-15');
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('60');
+    expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';')).toContain('x-k8s-aws-id');
+    expect(url.searchParams.get('X-Amz-Credential')).toMatch(
+      /^AKIDEXAMPLE\/\d{8}\/eu-west-1\/sts\/aws4_request$/,
+    );
+    expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
