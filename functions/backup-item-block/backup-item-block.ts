@@ -1,20 +1,24 @@
 /**
  * BackupItemBlock: the worker. For each ItemBlock of a message: pre hooks on the block's pods →
- * every item → post hooks (hooks arrive with their own feature), then one result per message
- * in the working data. Idempotent: a redelivered message rewrites the same result. A problem
- * with one item becomes an error in the result, never a failed block.
+ * every item → post hooks (hooks arrive with their own feature). The message's tar entries go
+ * to the working data as one gzip member (a fragment of the final tarball), with a result listing
+ * the items, errors and log. Idempotent: a redelivered message rewrites the same fragment and
+ * result. A problem with one item becomes an error in the result, never a failed block.
  */
 import { gzipSync } from 'node:zlib';
+import { type TarEntry, tarOf } from '../../shared/adapters/tar-archive.js';
 import {
   type BlockItem,
   blockItem,
   type ItemBlockMessage,
   type MessageResult,
 } from '../../shared/contracts/backup-run.js';
+import { apiVersionOf } from '../../shared/domain/api-resources.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
 import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import { withoutEndOfArchive } from '../../shared/domain/tar-fragments.js';
 import { entryNames } from '../../shared/domain/tarball-layout.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -44,42 +48,27 @@ export async function backupItemBlocks(
   deps: BackupItemBlockDeps,
 ): Promise<MessageResult> {
   const log: LogEvent[] = [];
-  let results: Results = emptyResults;
+  const results: Results = emptyResults;
   const items: MessageResult['items'] = [];
-  const backupField = { backup: message.backup.name };
+  const entries: TarEntry[] = [];
+  const time = deps.clock.now().toISOString();
   for (const block of message.blocks) {
-    const blockItems = await itemsOf(block, deps.store, deps.signal);
-    for (const item of blockItems) {
+    for (const item of await itemsOf(block, deps.store, deps.signal)) {
       const { ref } = item;
-      const scope = ref.namespace ? { namespace: ref.namespace } : ('cluster' as const);
-      let object: { apiVersion?: unknown };
-      try {
-        object = JSON.parse(item.object) as { apiVersion?: unknown };
-      } catch {
-        const msg = `${ref.resource}/${ref.name}: the object read from the cluster is not valid JSON`;
-        results = mergeResults(results, { errors: resultOf({ scope, message: msg }), warnings: {} });
-        log.push({
-          time: deps.clock.now().toISOString(),
-          level: 'error',
-          msg,
-          fields: { ...backupField, block: block.id },
-        });
-        continue;
-      }
+      for (const name of entryNames(ref, { preferred: item.preferred }))
+        entries.push({ name, body: item.object });
       items.push({
-        entryNames: entryNames(ref, { preferred: item.preferred }),
-        apiVersion: typeof object.apiVersion === 'string' ? object.apiVersion : ref.version,
+        apiVersion: apiVersionOf(ref),
         kind: item.kind,
         namespace: ref.namespace,
         name: ref.name,
-        object: item.object,
       });
       log.push({
-        time: deps.clock.now().toISOString(),
+        time,
         level: 'info',
         msg: 'Backed up item',
         fields: {
-          ...backupField,
+          backup: message.backup.name,
           resource: ref.group ? `${ref.resource}.${ref.group}` : ref.resource,
           namespace: ref.namespace,
           name: ref.name,
@@ -87,7 +76,17 @@ export async function backupItemBlocks(
       });
     }
   }
-  const result: MessageResult = { messageId: message.messageId, items, ...results, log };
+  const work = backupWorkKeys(message.backup);
+  let fragmentKey: string | null = null;
+  if (entries.length > 0) {
+    // The tar mtime is the backup's start, so a redelivery writes identical bytes.
+    const tar = await tarOf(entries, { mtime: new Date(message.backup.startedAt) });
+    fragmentKey = work.fragment(message.messageId);
+    await deps.store.put(fragmentKey, gzipSync(withoutEndOfArchive(tar)), {
+      contentType: 'application/gzip',
+    });
+  }
+  const result: MessageResult = { messageId: message.messageId, items, fragmentKey, ...results, log };
   await writeResult({ message, result, deps });
   return result;
 }
@@ -136,7 +135,13 @@ export async function recordDeadLetter(
       fields: { backup: message.backup.name, block: block.id },
     });
   }
-  const result: MessageResult = { messageId: message.messageId, items: [], ...results, log };
+  const result: MessageResult = {
+    messageId: message.messageId,
+    items: [],
+    fragmentKey: null,
+    ...results,
+    log,
+  };
   await writeResult({ message, result, deps });
   return result;
 }

@@ -4,10 +4,8 @@
  * volume info, and `velero-backup.json` last, as the commit marker. Each object is written
  * only if absent, so a retried step completes what a crashed one began and never overwrites.
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
-import { pack as tarPack } from 'tar-stream';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { tarOf } from '../../shared/adapters/tar-archive.js';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
 import { type BackupRun, messageResult } from '../../shared/contracts/backup-run.js';
 import { type BackupPhase, backupDocument, resourceList } from '../../shared/domain/backup-document.js';
@@ -16,6 +14,7 @@ import { formatDuration, parseDuration } from '../../shared/domain/duration.js';
 import { AlreadyExists, LifeboatError } from '../../shared/domain/errors.js';
 import { countOf, emptyResults, mergeResults, type Results } from '../../shared/domain/results.js';
 import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import { END_OF_ARCHIVE_BYTES, withoutEndOfArchive } from '../../shared/domain/tar-fragments.js';
 import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/tarball-layout.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../shared/ports/object-store.js';
@@ -82,47 +81,47 @@ export async function finalizeBackup(
   const mtime = new Date(run.startedAt);
   const resultKeys = await deps.store.list(work.resultsDir, { signal: deps.signal });
 
+  const collectLog = await readCollectLog(deps.store, run);
   let results: Results = emptyResults;
-  const log: LogEvent[] = await readCollectLog(deps.store, run);
-  const listed: { apiVersion: string; kind: string; namespace: string; name: string }[] = [];
+  let log: LogEvent[] = [];
+  let listed: { apiVersion: string; kind: string; namespace: string; name: string }[] = [];
 
-  const tar = tarPack();
-  const writeEntries = async (): Promise<void> => {
-    const add = (name: string, body: string): Promise<void> =>
-      new Promise((resolve, reject) => {
-        tar.entry({ name, mode: 0o755, mtime, type: 'file' }, body, (error) =>
-          error ? reject(error) : resolve(),
-        );
-      });
-    await add(VERSION_ENTRY, `${FORMAT_VERSION}\n`);
+  // The tarball: the version entry, each message's fragment in order, then the end of the archive.
+  const fragments = async function* (): AsyncGenerator<Uint8Array> {
+    // Each pass gathers the side-file data afresh.
+    results = emptyResults;
+    log = [...collectLog];
+    listed = [];
+    yield gzipSync(
+      withoutEndOfArchive(await tarOf([{ name: VERSION_ENTRY, body: `${FORMAT_VERSION}\n` }], { mtime })),
+    );
     for (const key of resultKeys) {
       const raw = await deps.store.get(key, { signal: deps.signal });
-      if (!raw) continue;
+      if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
       const result = messageResult.parse(JSON.parse(gunzipSync(raw).toString('utf8')));
       results = mergeResults(results, { errors: result.errors, warnings: result.warnings });
       log.push(...result.log);
-      for (const item of result.items) {
-        listed.push({
-          apiVersion: item.apiVersion,
-          kind: item.kind,
-          namespace: item.namespace,
-          name: item.name,
-        });
-        for (const name of item.entryNames) await add(name, item.object);
-      }
+      listed.push(...result.items);
+      if (result.fragmentKey === null) continue;
+      const fragment = await deps.store.get(result.fragmentKey, { signal: deps.signal });
+      if (!fragment)
+        throw new LifeboatError(`the fragment ${result.fragmentKey} disappeared from the working data`);
+      yield fragment;
     }
-    tar.finalize();
+    yield gzipSync(Buffer.alloc(END_OF_ARCHIVE_BYTES));
   };
-  const gzip = createGzip();
-  const written = Promise.all([writeEntries(), pipeline(tar, gzip).catch(() => undefined)]);
   try {
-    await deps.store.putStream(keys.contents, gzip, { ifNoneMatch: true, contentType: 'application/gzip' });
+    await deps.store.putStream(keys.contents, fragments(), {
+      ifNoneMatch: true,
+      contentType: 'application/gzip',
+    });
   } catch (error) {
     if (!(error instanceof AlreadyExists)) throw error;
-    // Written by an earlier attempt of this step; drain the entries to gather the sidecar data.
-    void Readable.from(gzip).resume();
+    // Written by an earlier attempt of this step: gather the side-file data without rewriting it.
+    for await (const _ of fragments()) {
+      // drained for its side effects on results, log and listed
+    }
   }
-  await written;
 
   const counts = countLevels(log);
   const errors = Math.max(counts.errors, countOf(results.errors));

@@ -104,14 +104,16 @@ export class KubernetesCluster implements Cluster {
       }));
     const core = await this.getJson<ResourceList>('/api/v1', options?.signal);
     const groups = await this.getJson<GroupList>('/apis', options?.signal);
+    // A group can vanish while we look (a CRD deleted), or an aggregated API be down: such a
+    // group is left out rather than failing the whole discovery.
     const perGroup = await Promise.all(
-      groups.groups.map(async (g) =>
-        toResources(
-          g.name,
-          g.preferredVersion.version,
-          await this.getJson<ResourceList>(`/apis/${g.name}/${g.preferredVersion.version}`, options?.signal),
-        ),
-      ),
+      groups.groups.map(async (g) => {
+        const res = await this.rawGet(`/apis/${g.name}/${g.preferredVersion.version}`, options?.signal).catch(
+          () => undefined,
+        );
+        if (res?.status !== 200) return [];
+        return toResources(g.name, g.preferredVersion.version, JSON.parse(res.body) as ResourceList);
+      }),
     );
     return [...toResources('', 'v1', core), ...perGroup.flat()];
   }

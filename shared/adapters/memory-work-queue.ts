@@ -11,6 +11,8 @@ export interface MemoryWorkQueueOptions {
   readonly consume: (body: string) => Promise<void>;
   readonly deadLetter: (body: string, error: unknown) => Promise<void>;
   readonly onError?: (error: unknown) => void;
+  /** `send` waits while this many messages are queued, so memory stays bounded. */
+  readonly highWaterMark?: number;
 }
 
 export class MemoryWorkQueue implements WorkQueue {
@@ -23,9 +25,14 @@ export class MemoryWorkQueue implements WorkQueue {
     this.options = options;
   }
 
+  private drainWaiters: (() => void)[] = [];
+
   async send(messages: readonly string[]): Promise<void> {
     for (const body of messages) this.pending.push({ body, receives: 0 });
     this.pump();
+    const limit = this.options.highWaterMark ?? 64;
+    while (this.pending.length >= limit)
+      await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
   }
 
   /** Resolves when nothing is queued or in flight. */
@@ -43,6 +50,7 @@ export class MemoryWorkQueue implements WorkQueue {
       void this.deliver(message).finally(() => {
         this.active--;
         this.pump();
+        for (const resolve of this.drainWaiters.splice(0)) resolve();
         if (this.active === 0 && this.pending.length === 0) {
           for (const resolve of this.idleWaiters.splice(0)) resolve();
         }

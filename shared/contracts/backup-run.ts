@@ -81,15 +81,10 @@ const result = z.strictObject({
 export const messageResult = z.strictObject({
   messageId: z.string(),
   items: z.array(
-    z.strictObject({
-      entryNames: z.array(z.string()),
-      apiVersion: z.string(),
-      kind: z.string(),
-      namespace: z.string(),
-      name: z.string(),
-      object: z.string(),
-    }),
+    z.strictObject({ apiVersion: z.string(), kind: z.string(), namespace: z.string(), name: z.string() }),
   ),
+  /** The message's tar entries: a gzip member without the end-of-archive blocks; null when none. */
+  fragmentKey: z.string().nullable(),
   errors: result,
   warnings: result,
   log: z.array(

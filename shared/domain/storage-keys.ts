@@ -39,6 +39,7 @@ export const backupWorkKeys = (options: { name: string; runId: string }) => {
     blockItems: (blockId: string) => `${dir}blocks/${blockId}.items.json`,
     messageResult: (messageId: string) => `${dir}results/${messageId}.json.gz`,
     resultsDir: `${dir}results/`,
+    fragment: (messageId: string) => `${dir}fragments/${messageId}.tar.gz`,
     collectLog: `${dir}collect.log.json.gz`,
     progress: `${dir}progress.json`,
   };

@@ -1,0 +1,53 @@
+/**
+ * One measured run for the backup benchmark, in its own process so its peak RSS is its own:
+ * `list` pages through the given resources with limit 500 (the baseline), `backup` runs a
+ * whole local backup. Prints one JSON line: objects, milliseconds, peak RSS.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runLocalBackup } from '../../cli/local/backup-runtime.js';
+import { clusterFromKubeconfig } from '../../shared/adapters/kubernetes-cluster.js';
+import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
+
+const [mode, kubeconfig, arg] = process.argv.slice(2);
+if (!kubeconfig || !arg) throw new Error('usage: backup-run.ts list|backup KUBECONFIG ARG');
+const cluster = await clusterFromKubeconfig({ path: kubeconfig });
+const started = performance.now();
+let objects = 0;
+if (mode === 'list') {
+  const wanted = new Set(arg.split(','));
+  const resources = (await cluster.discover()).filter((r) =>
+    wanted.has(r.group ? `${r.resource}.${r.group}` : r.resource),
+  );
+  for (const resource of resources) {
+    let token: string | undefined;
+    do {
+      const page = await cluster.listPage({
+        resource,
+        limit: 500,
+        ...(token ? { continueToken: token } : {}),
+      });
+      objects += page.items.length;
+      token = page.continueToken;
+    } while (token);
+  }
+} else {
+  const dir = await mkdtemp(join(tmpdir(), 'lifeboat-bench-'));
+  const request = {
+    cluster: 'bench',
+    backup: { metadata: { name: `bench-${Date.now()}` }, spec: { includedNamespaces: [arg] } },
+  };
+  const result = (await runLocalBackup(request, {
+    cluster,
+    store: new LocalDirectoryStore(dir),
+    workers: 4,
+  })) as { items: number; phase: string };
+  if (result.phase !== 'Completed') throw new Error(`backup ended ${result.phase}`);
+  objects = result.items;
+  await rm(dir, { recursive: true, force: true });
+}
+const ms = performance.now() - started;
+process.stdout.write(
+  `${JSON.stringify({ mode, objects, ms, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
+);

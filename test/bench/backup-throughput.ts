@@ -1,0 +1,167 @@
+/**
+ * Backup throughput against the throughput of merely LISTing the same objects from the same
+ * apiserver, measured in one run: fills a fresh local cluster with N mixed objects in several
+ * namespaces, then times (a) a paginated LIST of those resources and (b) a full local backup,
+ * each in its own process. Prints objects/s, the ratio and peak RSS; never asserts timings.
+ *   npm run bench -- 10000 50000
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import { type ClusterInfo, startCluster, stopCluster } from '../env/cluster.js';
+import { ensureTools } from '../env/ensure-tools.js';
+
+const KINDS = [
+  {
+    share: 0.4,
+    path: (ns: string) => `/api/v1/namespaces/${ns}/configmaps`,
+    body: (n: string) => ({
+      metadata: { name: n, labels: { bench: 'yes' } },
+      data: { key: 'x'.repeat(600) },
+    }),
+  },
+  {
+    share: 0.2,
+    path: (ns: string) => `/api/v1/namespaces/${ns}/secrets`,
+    body: (n: string) => ({ metadata: { name: n }, stringData: { password: 'p'.repeat(64) } }),
+  },
+  {
+    share: 0.15,
+    path: (ns: string) => `/api/v1/namespaces/${ns}/services`,
+    body: (n: string) => ({
+      metadata: { name: n },
+      spec: { clusterIP: 'None', selector: { app: n }, ports: [{ port: 80 }] },
+    }),
+  },
+  {
+    share: 0.1,
+    path: (ns: string) => `/api/v1/namespaces/${ns}/serviceaccounts`,
+    body: (n: string) => ({ metadata: { name: n } }),
+  },
+  {
+    share: 0.15,
+    path: (ns: string) => `/apis/apps/v1/namespaces/${ns}/deployments`,
+    body: (n: string) => ({
+      metadata: { name: n },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: n } },
+        template: { metadata: { labels: { app: n } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+      },
+    }),
+  },
+];
+const RESOURCES = 'configmaps,secrets,services,serviceaccounts,deployments.apps,namespaces';
+
+function post(cluster: ClusterInfo, ca: Buffer, path: string, body: unknown): Promise<void> {
+  const data = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${cluster.server}${path}`,
+      {
+        method: 'POST',
+        ca,
+        headers: {
+          Authorization: `Bearer ${cluster.token}`,
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(data),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 201 || res.statusCode === 409
+            ? resolve()
+            : reject(new Error(`POST ${path}: ${res.statusCode}`)),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+async function fill(
+  cluster: ClusterInfo,
+  ca: Buffer,
+  options: { from: number; to: number; namespaces: string[] },
+): Promise<void> {
+  const limit = pLimit(32);
+  const jobs: Promise<void>[] = [];
+  for (let i = options.from; i < options.to; i++) {
+    const ns = options.namespaces[i % options.namespaces.length] ?? 'bench-0';
+    // A fixed spread over the kinds by their shares.
+    const pick = ((i * 7919) % 1000) / 1000;
+    let acc = 0;
+    const kind =
+      KINDS.find((k) => {
+        acc += k.share;
+        return pick < acc;
+      }) ?? KINDS[0];
+    if (!kind) continue;
+    jobs.push(limit(() => post(cluster, ca, kind.path(ns), kind.body(`obj-${i}`))));
+  }
+  await Promise.all(jobs);
+}
+
+function measure(
+  mode: 'list' | 'backup',
+  kubeconfig: string,
+  arg: string,
+): { objects: number; ms: number; maxRssMb: number } {
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', 'test/bench/backup-run.ts', mode, kubeconfig, arg],
+    { encoding: 'utf8', maxBuffer: 1 << 20 },
+  );
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as {
+    objects: number;
+    ms: number;
+    maxRssMb: number;
+  };
+}
+
+async function main(): Promise<void> {
+  const sizes = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => n > 0);
+  const targets = sizes.length > 0 ? sizes : [10_000, 50_000];
+  const tools = await ensureTools();
+  const root = await mkdtemp(join(tmpdir(), 'lifeboat-bench-'));
+  const cluster = await startCluster({ name: 'bench', rootDir: root, tools });
+  try {
+    const ca = await readFile(cluster.caFile);
+    const namespaces = Array.from({ length: 10 }, (_, i) => `bench-${i}`);
+    for (const ns of namespaces) await post(cluster, ca, '/api/v1/namespaces', { metadata: { name: ns } });
+    const rows: string[] = [];
+    let filled = 0;
+    for (const target of targets) {
+      const t0 = performance.now();
+      await fill(cluster, ca, { from: filled, to: target, namespaces });
+      filled = target;
+      process.stderr.write(`filled ${target} objects in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+      const list = measure('list', cluster.kubeconfig, RESOURCES);
+      const backup = measure('backup', cluster.kubeconfig, 'bench-*');
+      const listRate = list.objects / (list.ms / 1000);
+      const backupRate = backup.objects / (backup.ms / 1000);
+      rows.push(
+        [
+          `objects ${target}`,
+          `LIST ${list.objects} in ${(list.ms / 1000).toFixed(2)} s = ${listRate.toFixed(0)}/s (RSS ${list.maxRssMb.toFixed(0)} MiB)`,
+          `backup ${backup.objects} in ${(backup.ms / 1000).toFixed(2)} s = ${backupRate.toFixed(0)}/s (RSS ${backup.maxRssMb.toFixed(0)} MiB)`,
+          `ratio backup/LIST ${(backupRate / listRate).toFixed(2)}`,
+        ].join(' | '),
+      );
+      process.stdout.write(`${rows.at(-1)}\n`);
+    }
+  } finally {
+    await stopCluster(cluster);
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
