@@ -55,8 +55,8 @@ export async function backupItemBlocks(
   for (const block of message.blocks) {
     for (const item of await itemsOf(block, deps.store, deps.signal)) {
       const { ref } = item;
-      for (const name of entryNames(ref, { preferred: item.preferred }))
-        entries.push({ name, body: item.object });
+      const body = JSON.stringify(item.object);
+      for (const name of entryNames(ref, { preferred: item.preferred })) entries.push({ name, body });
       items.push({
         apiVersion: apiVersionOf(ref),
         kind: item.kind,

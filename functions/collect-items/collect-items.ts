@@ -33,7 +33,7 @@ import {
 } from '../../shared/domain/resource-filter.js';
 import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
-import type { Cluster } from '../../shared/ports/cluster.js';
+import type { Cluster, ListPage } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import type { WorkQueue } from '../../shared/ports/work-queue.js';
@@ -135,7 +135,7 @@ export async function collectItems(
     blockSeq++;
     items += blockItems.length;
     const id = String(blockSeq).padStart(7, '0');
-    const size = blockItems.reduce((n, i) => n + i.object.length + 200, 0);
+    const size = blockItems.reduce((n, i) => n + JSON.stringify(i.object).length + 200, 0);
     if (size > maxMessageBytes) {
       const itemsKey = work.blockItems(id);
       await deps.store.put(itemsKey, JSON.stringify(blockItems), { contentType: 'application/json' });
@@ -153,9 +153,9 @@ export async function collectItems(
   const namespacesWithItems = new Set<string>();
   const customGroupResources = new Set<string>();
 
-  for (const resource of order) {
+  const toList = order.flatMap((resource) => {
     const gr = groupResource(resource);
-    if (gr === 'namespaces') continue;
+    if (gr === 'namespaces') return [];
     const direct = collectsResource({
       filter,
       namespaces: plan.namespaces,
@@ -164,8 +164,30 @@ export async function collectItems(
     const pullable =
       PULLED_IN.includes(gr) &&
       !excludesRelated({ filter, resource: { groupResource: gr, namespaced: false } });
-    if (!direct && !pullable) continue;
-    const streamable = direct && !RELATED.has(gr) && ordered[gr] === undefined;
+    if (!direct && !pullable) return [];
+    return [
+      { resource, gr, direct, pullable, streamable: direct && !RELATED.has(gr) && ordered[gr] === undefined },
+    ];
+  });
+  // Most resource types hold few objects: the first pages of the next few are fetched ahead,
+  // so their round trips overlap; memory stays bounded by the window.
+  const PREFETCH = 8;
+  const firstPages: Promise<ListPage>[] = [];
+  const prefetch = (i: number): void => {
+    const next = toList[i];
+    if (!next || firstPages[i]) return;
+    const labelSelector = next.direct ? selectorQuery : undefined;
+    firstPages[i] = deps.cluster.listPage({
+      resource: next.resource,
+      limit: pageSize,
+      ...(labelSelector ? { labelSelector } : {}),
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    });
+    // Awaited in order below; never an unhandled rejection meanwhile.
+    firstPages[i]?.catch(() => undefined);
+  };
+  for (const [index, { resource, gr, direct, pullable, streamable }] of toList.entries()) {
+    for (let ahead = index; ahead < index + PREFETCH; ahead++) prefetch(ahead);
     let count = 0;
     for await (const object of listAll({
       cluster: deps.cluster,
@@ -173,6 +195,7 @@ export async function collectItems(
       pageSize,
       labelSelector: direct ? selectorQuery : undefined,
       signal: deps.signal,
+      firstPage: firstPages[index],
       onRestart: () => note('warning', 'list expired, restarting', { resource: gr }),
     })) {
       const m = meta(object);
@@ -185,7 +208,7 @@ export async function collectItems(
         namespace: m.namespace,
         name: m.name,
       };
-      const item: BlockItem = { ref, kind: resource.kind, preferred: true, object: JSON.stringify(object) };
+      const item: BlockItem = { ref, kind: resource.kind, preferred: true, object };
       const selected = direct && itemSelected(plan, m.labels);
       if (!selected) {
         if (pullable) {
@@ -297,36 +320,40 @@ async function* listAll(options: {
   pageSize: number;
   labelSelector: string | undefined;
   signal: AbortSignal | undefined;
+  /** The first page, already requested. */
+  firstPage?: Promise<ListPage> | undefined;
   onRestart: () => void;
 }): AsyncGenerator<Record<string, unknown>> {
   // A restart after 410 Gone re-lists from the start; items already yielded are skipped.
   const seen = new Set<string>();
   let restarts = 0;
+  const request = (token: string | undefined): Promise<ListPage> => {
+    const pending = options.cluster.listPage({
+      resource: options.resource,
+      limit: options.pageSize,
+      ...(token ? { continueToken: token } : {}),
+      ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    pending.catch(() => undefined);
+    return pending;
+  };
   for (;;) {
-    let token: string | undefined;
     try {
-      do {
-        const page = await options.cluster.listPage({
-          resource: options.resource,
-          limit: options.pageSize,
-          ...(token ? { continueToken: token } : {}),
-          ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
+      let next: Promise<ListPage> | undefined =
+        (restarts === 0 ? options.firstPage : undefined) ?? request(undefined);
+      while (next) {
+        const page: ListPage = await next;
+        // The next page is on its way while this one is processed: two pages in memory at most.
+        next = page.continueToken ? request(page.continueToken) : undefined;
         for (const item of page.items) {
-          if (restarts > 0) {
-            const m = meta(item);
-            const key = `${m.namespace}/${m.name}`;
-            if (seen.has(key)) continue;
-            seen.add(key);
-          } else {
-            const m = meta(item);
-            seen.add(`${m.namespace}/${m.name}`);
-          }
+          const m = meta(item);
+          const key = `${m.namespace}/${m.name}`;
+          if (restarts > 0 && seen.has(key)) continue;
+          seen.add(key);
           yield item;
         }
-        token = page.continueToken;
-      } while (token);
+      }
       return;
     } catch (error) {
       if (!(error instanceof ListExpired) || restarts >= 3) throw error;
@@ -416,7 +443,7 @@ async function emitNamespaces(options: {
       namespace: '',
       name: m.name,
     };
-    await options.emitBlock([{ ref, kind: 'Namespace', preferred: true, object: JSON.stringify(object) }]);
+    await options.emitBlock([{ ref, kind: 'Namespace', preferred: true, object }]);
   }
 }
 
@@ -461,6 +488,6 @@ async function emitCrds(options: {
       name: m.name,
     };
     options.note('info', 'Backing up the CRD of backed-up custom resources', { crd: m.name });
-    await options.emitBlock([{ ref, kind: resource.kind, preferred: true, object: JSON.stringify(object) }]);
+    await options.emitBlock([{ ref, kind: resource.kind, preferred: true, object }]);
   }
 }

@@ -4,7 +4,7 @@
  * raw GETs so that any resource, built-in or custom, is read the same way; 429 and 5xx are
  * retried with backoff, 410 Gone becomes ListExpired.
  */
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ApiResource, apiVersionOf } from '../domain/api-resources.js';
 import { LifeboatError, ListExpired, RetryableError } from '../domain/errors.js';
@@ -19,6 +19,8 @@ const RETRY_DELAYS_MS = [100, 300, 1000, 2000, 4000, 8000];
 
 export class KubernetesCluster implements Cluster {
   private readonly kc: KubeConfig;
+  /** Connections are kept alive: a TLS handshake per request would dominate small LISTs. */
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
   constructor(kc: KubeConfig) {
     this.kc = kc;

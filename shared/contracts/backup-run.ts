@@ -43,8 +43,8 @@ export const blockItem = z.strictObject({
   kind: z.string(),
   /** Whether `ref.version` is the server's preferred version (adds the -preferredversion copy). */
   preferred: z.boolean(),
-  /** The object as the API served it, JSON text. */
-  object: z.string(),
+  /** The object as the API served it. */
+  object: z.record(z.string(), z.unknown()),
 });
 export type BlockItem = z.infer<typeof blockItem>;
 
