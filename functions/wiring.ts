@@ -8,7 +8,12 @@ import type { WorkQueue } from '../shared/ports/work-queue.js';
 import { readEnv, requireQueueUrl } from '../shared/runtime/env.js';
 
 export const env = readEnv();
-const aws = awsAdapters({ region: env.AWS_REGION, bucket: env.LIFEBOAT_BUCKET, prefix: env.LIFEBOAT_PREFIX });
+const aws = awsAdapters({
+  region: env.AWS_REGION,
+  bucket: env.LIFEBOAT_BUCKET,
+  prefix: env.LIFEBOAT_PREFIX,
+  forcePathStyle: env.LIFEBOAT_S3_FORCE_PATH_STYLE === 'true',
+});
 
 export const clock = systemClock;
 export const store = aws.store;

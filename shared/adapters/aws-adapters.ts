@@ -25,13 +25,22 @@ export interface AwsAdapters {
   clusterNamed(name: string): Promise<Cluster>;
 }
 
-export function awsAdapters(options: { region: string; bucket: string; prefix: string }): AwsAdapters {
+export function awsAdapters(options: {
+  region: string;
+  bucket: string;
+  prefix: string;
+  forcePathStyle?: boolean;
+}): AwsAdapters {
   const base = { region: options.region, maxAttempts: 8 };
   const credentials = fromNodeProviderChain();
   const eks = new EKSClient(base);
   const sqs = new SQSClient(base);
   return {
-    store: new S3ObjectStore({ client: new S3Client(base), bucket: options.bucket, prefix: options.prefix }),
+    store: new S3ObjectStore({
+      client: new S3Client({ ...base, forcePathStyle: options.forcePathStyle ?? false }),
+      bucket: options.bucket,
+      prefix: options.prefix,
+    }),
     callbacks: new SfnTaskCallbacks(new SFNClient(base)),
     queue: (queueUrl) => new SqsWorkQueue({ client: sqs, queueUrl }),
     clusterNamed: async (name) =>
