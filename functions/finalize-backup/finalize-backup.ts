@@ -4,7 +4,9 @@
  * volume info, and `velero-backup.json` last, as the commit marker. Each object is written
  * only if absent, so a retried step completes what a crashed one began and never overwrites.
  */
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
 import { tarOf } from '../../shared/adapters/tar-archive.js';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
 import { type BackupRun, messageResult } from '../../shared/contracts/backup-run.js';
@@ -83,14 +85,14 @@ export async function finalizeBackup(
 
   const collectLog = await readCollectLog(deps.store, run);
   let results: Results = emptyResults;
-  let log: LogEvent[] = [];
+  let levels = { errors: 0, warnings: 0 };
   let listed: { apiVersion: string; kind: string; namespace: string; name: string }[] = [];
 
   // The tarball: the version entry, each message's fragment in order, then the end of the archive.
   const fragments = async function* (): AsyncGenerator<Uint8Array> {
     // Each pass gathers the side-file data afresh.
     results = emptyResults;
-    log = [...collectLog];
+    levels = countLevels(collectLog);
     listed = [];
     yield gzipSync(
       withoutEndOfArchive(await tarOf([{ name: VERSION_ENTRY, body: `${FORMAT_VERSION}\n` }], { mtime })),
@@ -100,7 +102,8 @@ export async function finalizeBackup(
       if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
       const result = messageResult.parse(JSON.parse(gunzipSync(raw).toString('utf8')));
       results = mergeResults(results, { errors: result.errors, warnings: result.warnings });
-      log.push(...result.log);
+      const counted = countLevels(result.log);
+      levels = { errors: levels.errors + counted.errors, warnings: levels.warnings + counted.warnings };
       listed.push(...result.items);
       if (result.fragmentKey === null) continue;
       const fragment = await deps.store.get(result.fragmentKey, { signal: deps.signal });
@@ -119,27 +122,45 @@ export async function finalizeBackup(
     if (!(error instanceof AlreadyExists)) throw error;
     // Written by an earlier attempt of this step: gather the side-file data without rewriting it.
     for await (const _ of fragments()) {
-      // drained for its side effects on results, log and listed
+      // drained for its side effects on results, levels and listed
     }
   }
 
-  const counts = countLevels(log);
-  const errors = Math.max(counts.errors, countOf(results.errors));
-  const warnings = Math.max(counts.warnings, countOf(results.warnings));
+  const errors = Math.max(levels.errors, countOf(results.errors));
+  const warnings = Math.max(levels.warnings, countOf(results.warnings));
   const phase: BackupPhase = errors > 0 ? 'PartiallyFailed' : 'Completed';
   const completedAt = deps.clock.now();
-  log.push({
+  const last: LogEvent = {
     time: completedAt.toISOString(),
     level: 'info',
     msg: `Backup ${phase}`,
     fields: { backup: run.name, items: listed.length },
-  });
+  };
+  // The log is streamed in a second pass over the results, never held whole.
+  const logLines = async function* (): AsyncGenerator<Uint8Array> {
+    const gzip = createGzip();
+    const lines = (events: readonly LogEvent[]): string =>
+      events.map((e) => `${formatLogLine(e)}\n`).join('');
+    const source = async function* (): AsyncGenerator<string> {
+      yield lines(collectLog);
+      for (const key of resultKeys) {
+        const raw = await deps.store.get(key, { signal: deps.signal });
+        if (raw) yield lines(messageResult.parse(JSON.parse(gunzipSync(raw).toString('utf8'))).log);
+      }
+      yield lines([last]);
+    };
+    const piped = pipeline(Readable.from(source()), gzip);
+    for await (const chunk of gzip) yield chunk as Uint8Array;
+    await piped;
+  };
 
   const json = { contentType: 'application/json' };
   const gz = (value: unknown): Buffer => gzipSync(JSON.stringify(value));
-  await putOnce(deps.store, keys.logs, gzipSync(`${log.map(formatLogLine).join('\n')}\n`), {
-    contentType: 'application/gzip',
-  });
+  try {
+    await deps.store.putStream(keys.logs, logLines(), { ifNoneMatch: true, contentType: 'application/gzip' });
+  } catch (error) {
+    if (!(error instanceof AlreadyExists)) throw error;
+  }
   await putOnce(deps.store, keys.results, gz(results), json);
   await putOnce(deps.store, keys.resourceList, gz(resourceList(listed)), json);
   await putOnce(deps.store, keys.itemOperations, gz([]), json);

@@ -5,21 +5,13 @@
  */
 import type { IncludesExcludes } from './includes-excludes.js';
 import type { LabelSelector } from './label-selector.js';
+import type { ResourceFilter } from './resource-filter.js';
 
 /** Velero's default `--default-backup-ttl`. */
 export const DEFAULT_TTL_MS = 720 * 3_600_000;
 
-export type UnresolvedResourceFilter =
-  | {
-      readonly style: 'old';
-      readonly resources: IncludesExcludes;
-      readonly includeClusterResources?: boolean;
-    }
-  | {
-      readonly style: 'scoped';
-      readonly clusterScoped: IncludesExcludes;
-      readonly namespaceScoped: IncludesExcludes;
-    };
+/** The resource filter as the user wrote it; CollectItems resolves its names through discovery. */
+export type UnresolvedResourceFilter = ResourceFilter;
 
 export interface BackupPlan {
   readonly name: string;
