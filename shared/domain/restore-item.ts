@@ -1,0 +1,152 @@
+/**
+ * How one backed-up object becomes a restorable one, as Velero's restore and its built-in
+ * RestoreItemActions prepare it: server-set metadata and status dropped, the namespace mapped,
+ * the backup and restore labels added, and per kind: Services lose cluster IPs (and node ports
+ * unless preserved), pods lose node binding and service-account token volumes, PVCs lose binding
+ * annotations, jobs lose controller-uid selectors. Also which objects are never restored
+ * (completed pods and jobs, mirror pods). Pure: returns new objects.
+ */
+
+type Json = Record<string, unknown>;
+
+const SERVER_SET_METADATA = [
+  'generateName',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'ownerReferences',
+  'managedFields',
+];
+
+const PVC_BINDING_ANNOTATIONS = [
+  'pv.kubernetes.io/bind-completed',
+  'pv.kubernetes.io/bound-by-controller',
+  'volume.beta.kubernetes.io/storage-provisioner',
+  'volume.kubernetes.io/storage-provisioner',
+  'volume.kubernetes.io/selected-node',
+];
+
+const JOB_CONTROLLER_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
+
+export interface RestoreItemOptions {
+  readonly groupResource: string;
+  readonly backupName: string;
+  readonly restoreName: string;
+  /** Source namespace → target namespace. */
+  readonly namespaceMapping?: Readonly<Record<string, string>>;
+  readonly preserveNodePorts?: boolean;
+}
+
+const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+const clone = <T>(v: T): T => structuredClone(v);
+
+/** Why Velero would not restore this object at all, or undefined. */
+export function skipReason(groupResource: string, object: Json): string | undefined {
+  const metadata = obj(object.metadata);
+  const status = obj(object.status);
+  if (groupResource === 'pods') {
+    if (status.phase === 'Succeeded' || status.phase === 'Failed')
+      return `the pod has completed (${String(status.phase)})`;
+    if (obj(metadata.annotations)['kubernetes.io/config.mirror'] !== undefined)
+      return 'a mirror pod is managed by its kubelet';
+  }
+  if (groupResource === 'jobs.batch' && status.completionTime) return 'the job has completed';
+  return undefined;
+}
+
+export function mappedNamespace(
+  namespace: string,
+  mapping: Readonly<Record<string, string>> | undefined,
+): string {
+  return mapping?.[namespace] ?? namespace;
+}
+
+export function prepareForRestore(object: Json, options: RestoreItemOptions): Json {
+  const out = clone(object);
+  const metadata = obj(out.metadata);
+  for (const key of SERVER_SET_METADATA) delete metadata[key];
+  delete out.status;
+  if (typeof metadata.namespace === 'string' && metadata.namespace) {
+    metadata.namespace = mappedNamespace(metadata.namespace, options.namespaceMapping);
+  }
+  if (options.groupResource === 'namespaces' && typeof metadata.name === 'string') {
+    metadata.name = mappedNamespace(metadata.name, options.namespaceMapping);
+  }
+  metadata.labels = {
+    ...obj(metadata.labels),
+    'velero.io/backup-name': options.backupName,
+    'velero.io/restore-name': options.restoreName,
+  };
+  out.metadata = metadata;
+  const spec = obj(out.spec);
+  switch (options.groupResource) {
+    case 'services': {
+      if (spec.clusterIP !== 'None') {
+        delete spec.clusterIP;
+        delete spec.clusterIPs;
+      }
+      delete spec.healthCheckNodePort;
+      if (!options.preserveNodePorts && Array.isArray(spec.ports)) {
+        spec.ports = spec.ports.map((p) => {
+          const { nodePort: _dropped, ...rest } = obj(p);
+          return rest;
+        });
+      }
+      break;
+    }
+    case 'pods': {
+      delete spec.nodeName;
+      delete spec.priority;
+      // The kubelet's projected service-account token volume is re-created by admission.
+      const isToken = (name: unknown) => typeof name === 'string' && name.startsWith('kube-api-access-');
+      if (Array.isArray(spec.volumes)) spec.volumes = spec.volumes.filter((v) => !isToken(obj(v).name));
+      for (const key of ['containers', 'initContainers']) {
+        if (!Array.isArray(spec[key])) continue;
+        spec[key] = (spec[key] as unknown[]).map((c) => {
+          const container = obj(c);
+          if (Array.isArray(container.volumeMounts)) {
+            container.volumeMounts = container.volumeMounts.filter((m) => !isToken(obj(m).name));
+          }
+          return container;
+        });
+      }
+      break;
+    }
+    case 'persistentvolumeclaims': {
+      const annotations = obj(metadata.annotations);
+      for (const key of PVC_BINDING_ANNOTATIONS) delete annotations[key];
+      metadata.annotations = annotations;
+      break;
+    }
+    case 'persistentvolumes': {
+      const claimRef = obj(spec.claimRef);
+      if (Object.keys(claimRef).length > 0) {
+        delete claimRef.uid;
+        delete claimRef.resourceVersion;
+        if (typeof claimRef.namespace === 'string') {
+          claimRef.namespace = mappedNamespace(claimRef.namespace, options.namespaceMapping);
+        }
+        spec.claimRef = claimRef;
+      }
+      break;
+    }
+    case 'jobs.batch': {
+      const selector = obj(spec.selector);
+      const matchLabels = obj(selector.matchLabels);
+      for (const key of JOB_CONTROLLER_LABELS) delete matchLabels[key];
+      const template = obj(spec.template);
+      const templateMeta = obj(template.metadata);
+      const labels = obj(templateMeta.labels);
+      for (const key of JOB_CONTROLLER_LABELS) delete labels[key];
+      if (Object.keys(matchLabels).length === 0) delete spec.selector;
+      delete spec.manualSelector;
+      break;
+    }
+  }
+  if (out.spec !== undefined) out.spec = spec;
+  return out;
+}
