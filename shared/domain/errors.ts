@@ -56,3 +56,14 @@ export class ListExpired extends LifeboatError {
     this.name = 'ListExpired';
   }
 }
+
+/** A backup archive that a restore refuses: it names the entry and why. Nothing is created. */
+export class HostileArchive extends LifeboatError {
+  readonly entry: string;
+
+  constructor(entry: string, reason: string) {
+    super(`the backup archive is refused at entry "${entry}": ${reason}`);
+    this.name = 'HostileArchive';
+    this.entry = entry;
+  }
+}
