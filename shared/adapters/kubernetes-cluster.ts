@@ -8,7 +8,7 @@ import { Agent, request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ApiResource, apiVersionOf } from '../domain/api-resources.js';
 import { LifeboatError, ListExpired, RetryableError } from '../domain/errors.js';
-import type { Cluster, ListPage, ServerVersion } from '../ports/cluster.js';
+import type { Cluster, ClusterWriter, ListPage, ServerVersion, WriteOutcome } from '../ports/cluster.js';
 
 interface ApiResponse {
   readonly status: number;
@@ -17,7 +17,32 @@ interface ApiResponse {
 
 const RETRY_DELAYS_MS = [100, 300, 1000, 2000, 4000, 8000];
 
-export class KubernetesCluster implements Cluster {
+/** The message of a Kubernetes Status body, or its first characters. */
+function messageOf(body: string): string {
+  try {
+    const status = JSON.parse(body) as { message?: unknown };
+    if (typeof status.message === 'string') return status.message;
+  } catch {
+    // not JSON
+  }
+  return body.slice(0, 300);
+}
+
+/** The collection path of an object: `/apis/apps/v1/namespaces/shop/deployments`. */
+function collectionPath(resource: string, object: Record<string, unknown>): string {
+  const apiVersion = String(object.apiVersion ?? 'v1');
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  const namespace = (object.metadata as { namespace?: unknown } | undefined)?.namespace;
+  const scope =
+    typeof namespace === 'string' && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${base}${scope}/${resource}`;
+}
+
+function objectName(object: Record<string, unknown>): string {
+  return String((object.metadata as { name?: unknown } | undefined)?.name ?? '');
+}
+
+export class KubernetesCluster implements Cluster, ClusterWriter {
   private readonly kc: KubeConfig;
   /** Connections are kept alive: a TLS handshake per request would dominate small LISTs. */
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
@@ -26,17 +51,31 @@ export class KubernetesCluster implements Cluster {
     this.kc = kc;
   }
 
-  private async rawGet(path: string, signal?: AbortSignal): Promise<ApiResponse> {
+  private rawGet(path: string, signal?: AbortSignal): Promise<ApiResponse> {
+    return this.rawRequest({ method: 'GET', path, ...(signal ? { signal } : {}) });
+  }
+
+  private async rawRequest(options: {
+    method: 'GET' | 'POST' | 'PATCH';
+    path: string;
+    body?: unknown;
+    contentType?: string;
+    signal?: AbortSignal;
+  }): Promise<ApiResponse> {
     const server = this.kc.getCurrentCluster()?.server;
     if (!server) throw new LifeboatError('the kubeconfig has no current cluster');
-    const url = new URL(path, server);
-    const options: import('node:https').RequestOptions = {
-      method: 'GET',
-      headers: { Accept: 'application/json' },
-    };
-    await this.kc.applyToHTTPSOptions(options);
+    const url = new URL(options.path, server);
+    const data = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const headers: Record<string, string | number> = { Accept: 'application/json' };
+    if (data !== undefined) {
+      headers['Content-Type'] = options.contentType ?? 'application/json';
+      headers['Content-Length'] = Buffer.byteLength(data);
+    }
+    const requestOptions: import('node:https').RequestOptions = { method: options.method, headers };
+    await this.kc.applyToHTTPSOptions(requestOptions);
+    requestOptions.agent = this.agent;
     return new Promise((resolve, reject) => {
-      const req = request(url, { ...options, signal }, (res) => {
+      const req = request(url, { ...requestOptions, signal: options.signal }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () =>
@@ -45,27 +84,37 @@ export class KubernetesCluster implements Cluster {
         res.on('error', reject);
       });
       req.on('error', reject);
-      req.end();
+      req.end(data);
     });
   }
 
-  /** GET with retries of throttling, server errors and connection failures. */
-  private async get(path: string, signal?: AbortSignal): Promise<ApiResponse> {
+  /** A request retried on throttling, server errors and connection failures, with backoff. */
+  private async withRetries(options: Parameters<KubernetesCluster['rawRequest']>[0]): Promise<ApiResponse> {
     let lastError: unknown;
     for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length; attempt++) {
       try {
-        const res = await this.rawGet(path, signal);
+        const res = await this.rawRequest(options);
         if (res.status !== 429 && res.status < 500) return res;
-        lastError = new RetryableError(`GET ${path}: HTTP ${res.status}`);
+        lastError = new RetryableError(`${options.method} ${options.path}: HTTP ${res.status}`);
       } catch (error) {
-        if (signal?.aborted) throw error;
-        lastError = new RetryableError(`GET ${path}: ${(error as Error).message}`, { cause: error });
+        if (options.signal?.aborted) throw error;
+        lastError = new RetryableError(`${options.method} ${options.path}: ${(error as Error).message}`, {
+          cause: error,
+        });
       }
       const delay = RETRY_DELAYS_MS[attempt];
       if (delay === undefined) break;
       await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random())));
     }
     throw lastError;
+  }
+
+  private get(path: string, signal?: AbortSignal): Promise<ApiResponse> {
+    return this.withRetries({ method: 'GET', path, ...(signal ? { signal } : {}) });
+  }
+
+  private write(options: Parameters<KubernetesCluster['rawRequest']>[0]): Promise<ApiResponse> {
+    return this.withRetries(options);
   }
 
   private async getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
@@ -148,6 +197,71 @@ export class KubernetesCluster implements Cluster {
     const items = (list.items ?? []).map((item) => ({ apiVersion, kind: resource.kind, ...item }));
     const next = list.metadata?.continue;
     return next ? { items, continueToken: next } : { items };
+  }
+
+  async create(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    signal?: AbortSignal;
+  }): Promise<WriteOutcome> {
+    const path = collectionPath(options.resource, options.object);
+    const res = await this.write({
+      method: 'POST',
+      path,
+      body: options.object,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (res.status === 201 || res.status === 200) return { result: 'created' };
+    if (res.status === 409) {
+      const existing = await this.get(
+        `${path}/${encodeURIComponent(objectName(options.object))}`,
+        options.signal,
+      );
+      if (existing.status === 200)
+        return { result: 'exists', existing: JSON.parse(existing.body) as Record<string, unknown> };
+    }
+    throw new LifeboatError(
+      `creating ${options.resource} ${objectName(options.object)}: HTTP ${res.status}: ${messageOf(res.body)}`,
+    );
+  }
+
+  async mergePatch(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    patch: Record<string, unknown>;
+    signal?: AbortSignal;
+  }): Promise<void> {
+    const path = `${collectionPath(options.resource, options.object)}/${encodeURIComponent(objectName(options.object))}`;
+    const res = await this.write({
+      method: 'PATCH',
+      path,
+      body: options.patch,
+      contentType: 'application/merge-patch+json',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (res.status !== 200)
+      throw new LifeboatError(
+        `patching ${options.resource} ${objectName(options.object)}: HTTP ${res.status}: ${messageOf(res.body)}`,
+      );
+  }
+
+  async waitForCrd(options: { name: string; timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+    const deadline = Date.now() + options.timeoutMs;
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(options.name)}`;
+    while (Date.now() < deadline) {
+      const res = await this.get(path, options.signal);
+      if (res.status === 200) {
+        const conditions =
+          (JSON.parse(res.body) as { status?: { conditions?: { type: string; status: string }[] } }).status
+            ?.conditions ?? [];
+        const holds = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
+        if (holds('Established') && holds('NamesAccepted')) return;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new RetryableError(
+      `the CRD ${options.name} was not established within ${options.timeoutMs / 1000} s`,
+    );
   }
 }
 

@@ -30,3 +30,26 @@ export interface Cluster {
     signal?: AbortSignal;
   }): Promise<ListPage>;
 }
+
+export type WriteOutcome =
+  | { readonly result: 'created' }
+  | { readonly result: 'exists'; readonly existing: Record<string, unknown> };
+
+/** Writing objects into a cluster, as a restore does. */
+export interface ClusterWriter {
+  /** Creates the object at `<group>/<version>` `<resource>`; an existing one is returned, not replaced. */
+  create(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    signal?: AbortSignal;
+  }): Promise<WriteOutcome>;
+  /** JSON merge patch of an existing object. */
+  mergePatch(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    patch: Record<string, unknown>;
+    signal?: AbortSignal;
+  }): Promise<void>;
+  /** Waits until a CRD is Established and NamesAccepted, or the timeout passes (then throws). */
+  waitForCrd(options: { name: string; timeoutMs: number; signal?: AbortSignal }): Promise<void>;
+}
