@@ -225,6 +225,21 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
     );
   }
 
+  async read(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    signal?: AbortSignal;
+  }): Promise<Record<string, unknown> | undefined> {
+    const path = `${collectionPath(options.resource, options.object)}/${encodeURIComponent(objectName(options.object))}`;
+    const res = await this.get(path, options.signal);
+    if (res.status === 404) return undefined;
+    if (res.status !== 200)
+      throw new LifeboatError(
+        `reading ${options.resource} ${objectName(options.object)}: HTTP ${res.status}: ${messageOf(res.body)}`,
+      );
+    return JSON.parse(res.body) as Record<string, unknown>;
+  }
+
   async mergePatch(options: {
     resource: string;
     object: Record<string, unknown>;

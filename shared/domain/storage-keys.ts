@@ -45,6 +45,36 @@ export const backupWorkKeys = (options: { name: string; runId: string }) => {
   };
 };
 
+export const restoreKeys = (name: string) => {
+  const dir = `restores/${name}/`;
+  return {
+    dir,
+    logs: `${dir}restore-${name}-logs.gz`,
+    results: `${dir}restore-${name}-results.gz`,
+    resourceList: `${dir}restore-${name}-resource-list.json.gz`,
+    itemOperations: `${dir}restore-${name}-itemoperations.json.gz`,
+    /** Velero spells this one without the `restore-` prefix. */
+    volumeInfo: `${dir}${name}-volumeinfo.json.gz`,
+    /** Lifeboat's record of the restore (Velero keeps it as a cluster object). */
+    status: `${LIFEBOAT}/restores/${name}.json`,
+    claim: `${LIFEBOAT}/claims/restores/${name}.json`,
+  };
+};
+
+export const restoreWorkKeys = (options: { name: string; runId: string }) => {
+  const dir = `${LIFEBOAT}/work/restores/${options.name}/${options.runId}/`;
+  return {
+    dir,
+    request: `${dir}request.json`,
+    chunk: (groupResource: string, chunk: number) =>
+      `${dir}phases/${groupResource}/${String(chunk).padStart(5, '0')}.json`,
+    outcome: (phase: number, chunk: number) =>
+      `${dir}outcomes/${String(phase).padStart(3, '0')}-${String(chunk).padStart(5, '0')}.json.gz`,
+    outcomesDir: `${dir}outcomes/`,
+    planLog: `${dir}plan.log.json.gz`,
+  };
+};
+
 export const WORK_PREFIX = `${LIFEBOAT}/work/`;
 
 /** Velero's valid top-level folders of a backup storage location. */

@@ -43,6 +43,12 @@ export interface ClusterWriter {
     object: Record<string, unknown>;
     signal?: AbortSignal;
   }): Promise<WriteOutcome>;
+  /** The object as the cluster has it now, or undefined. */
+  read(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    signal?: AbortSignal;
+  }): Promise<Record<string, unknown> | undefined>;
   /** JSON merge patch of an existing object. */
   mergePatch(options: {
     resource: string;

@@ -1,0 +1,106 @@
+/**
+ * FinalizeRestore: writes what Velero keeps under `restores/<name>/` (log, results, resource list
+ * with each item's outcome, item operations, volume info) and Lifeboat's record of the restore
+ * with its phase and counts. Each object is written only if absent.
+ */
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { RestoreRun } from '../../shared/contracts/restore-run.js';
+import { rfc3339 } from '../../shared/domain/backup-document.js';
+import { formatLogLine, type LogEvent } from '../../shared/domain/backup-log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
+import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { putOnce } from '../finalize-backup/finalize-backup.js';
+import type { PhaseOutcome } from '../restore-phase/restore-phase.js';
+
+export interface FinalizedRestore {
+  readonly name: string;
+  readonly phase: 'Completed' | 'PartiallyFailed';
+  readonly items: number;
+  readonly created: number;
+  readonly updated: number;
+  readonly skipped: number;
+  readonly failed: number;
+  readonly errors: number;
+  readonly warnings: number;
+}
+
+export async function finalizeRestore(
+  input: { run: RestoreRun },
+  deps: { store: ObjectStore; clock: Clock },
+): Promise<FinalizedRestore> {
+  const { run } = input;
+  const keys = restoreKeys(run.name);
+  const work = restoreWorkKeys(run);
+  let results: Results = emptyResults;
+  const log: LogEvent[] = [];
+  const list: Record<string, string[]> = {};
+  const totals = { created: 0, updated: 0, skipped: 0, failed: 0 };
+  for (const key of await deps.store.list(work.outcomesDir)) {
+    const raw = await deps.store.get(key);
+    if (!raw) continue;
+    const chunk = JSON.parse(gunzipSync(raw).toString('utf8')) as PhaseOutcome;
+    log.push(...chunk.log);
+    for (const o of chunk.outcomes) {
+      totals[o.result]++;
+      const entry = `${o.namespace ? `${o.namespace}/` : ''}${o.name}(${o.result})`;
+      const listKey = `${o.apiVersion}/${o.kind}`;
+      list[listKey] = [...(list[listKey] ?? []), entry];
+      const scope = o.namespace ? { namespace: o.namespace } : ('cluster' as const);
+      if (o.result === 'failed') {
+        results = mergeResults(results, {
+          errors: resultOf({ scope, message: `${o.kind} ${o.name}: ${o.message ?? 'failed'}` }),
+          warnings: {},
+        });
+      } else if (o.result === 'skipped' && o.message?.includes('differs')) {
+        results = mergeResults(results, {
+          errors: {},
+          warnings: resultOf({ scope, message: `${o.kind} ${o.name}: ${o.message}` }),
+        });
+      }
+    }
+  }
+  const errors = log.filter((e) => e.level === 'error').length;
+  const warnings = log.filter((e) => e.level === 'warning').length;
+  const phase = errors > 0 ? 'PartiallyFailed' : 'Completed';
+  const completedAt = deps.clock.now();
+  log.push({
+    time: completedAt.toISOString(),
+    level: 'info',
+    msg: `Restore ${phase}`,
+    fields: { restore: run.name, backup: run.backupName },
+  });
+
+  const json = { contentType: 'application/json' };
+  const gz = (v: unknown): Buffer => gzipSync(JSON.stringify(v));
+  const sorted = Object.fromEntries(
+    Object.keys(list)
+      .sort()
+      .map((k) => [k, (list[k] ?? []).sort()]),
+  );
+  await putOnce(deps.store, keys.logs, gzipSync(`${log.map(formatLogLine).join('\n')}\n`), {
+    contentType: 'application/gzip',
+  });
+  await putOnce(deps.store, keys.results, gz(results), json);
+  await putOnce(deps.store, keys.resourceList, gz(sorted), json);
+  await putOnce(deps.store, keys.itemOperations, gz([]), json);
+  await putOnce(deps.store, keys.volumeInfo, gz([]), json);
+  const items = totals.created + totals.updated + totals.skipped + totals.failed;
+  const status = {
+    apiVersion: 'velero.io/v1',
+    kind: 'Restore',
+    metadata: { name: run.name, namespace: 'velero', creationTimestamp: rfc3339(new Date(run.startedAt)) },
+    spec: { backupName: run.backupName },
+    status: {
+      phase,
+      startTimestamp: rfc3339(new Date(run.startedAt)),
+      completionTimestamp: rfc3339(completedAt),
+      progress: { totalItems: items, itemsRestored: totals.created + totals.updated },
+      ...(errors ? { errors } : {}),
+      ...(warnings ? { warnings } : {}),
+    },
+  };
+  await putOnce(deps.store, keys.status, JSON.stringify(status, null, 2), json);
+  return { name: run.name, phase, items, ...totals, errors, warnings };
+}

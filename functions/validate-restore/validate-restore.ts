@@ -1,0 +1,105 @@
+/**
+ * ValidateRestore: checks the request (every problem by field path), finds the backup (by name,
+ * or the latest Completed backup of a schedule), refuses a restore name already used, and claims
+ * the name for this run. Invalid input is an outcome, not an exception.
+ */
+
+import { validateRestoreRequest } from '../../shared/contracts/restore-request.js';
+import type { RestoreRun, RestoreValidation } from '../../shared/contracts/restore-run.js';
+import type { BackupDocument } from '../../shared/domain/backup-document.js';
+import { AlreadyExists } from '../../shared/domain/errors.js';
+import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+
+export interface ValidateRestoreDeps {
+  readonly store: ObjectStore;
+  readonly clock: Clock;
+}
+
+function rejected(problems: { path: string; message: string }[]): RestoreValidation {
+  return { valid: false, problems, summary: problems.map((p) => `${p.path}: ${p.message}`).join('\n') };
+}
+
+async function document(store: ObjectStore, key: string): Promise<BackupDocument | undefined> {
+  const raw = await store.get(key);
+  return raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as BackupDocument) : undefined;
+}
+
+/** Velero: a schedule's latest Completed backup, by the `velero.io/schedule-name` label. */
+async function latestOfSchedule(store: ObjectStore, schedule: string): Promise<string | undefined> {
+  const keys = (await store.list('backups/')).filter((k) => k.endsWith('/velero-backup.json'));
+  let latest: BackupDocument | undefined;
+  for (const key of keys) {
+    const doc = await document(store, key);
+    if (doc?.metadata.labels?.['velero.io/schedule-name'] !== schedule || doc.status.phase !== 'Completed')
+      continue;
+    if (!latest || doc.status.startTimestamp > latest.status.startTimestamp) latest = doc;
+  }
+  return latest?.metadata.name;
+}
+
+export async function validateRestore(
+  input: { request: unknown; runId: string },
+  deps: ValidateRestoreDeps,
+): Promise<RestoreValidation> {
+  const checked = validateRestoreRequest(input.request);
+  if (!checked.ok) return rejected(checked.problems);
+  const request = checked.value;
+  const spec = request.restore.spec;
+  const name = request.restore.metadata.name;
+
+  const backupName =
+    spec.backupName ??
+    (spec.scheduleName ? await latestOfSchedule(deps.store, spec.scheduleName) : undefined);
+  if (!backupName) {
+    return rejected([
+      {
+        path: 'restore.spec.scheduleName',
+        message: `schedule "${spec.scheduleName}" has no Completed backup`,
+      },
+    ]);
+  }
+  const backup = await document(deps.store, backupKeys(backupName).metadata);
+  if (!backup)
+    return rejected([{ path: 'restore.spec.backupName', message: `backup "${backupName}" not found` }]);
+  if (backup.status.phase !== 'Completed' && backup.status.phase !== 'PartiallyFailed') {
+    return rejected([
+      {
+        path: 'restore.spec.backupName',
+        message: `backup "${backupName}" is ${backup.status.phase}, not restorable`,
+      },
+    ]);
+  }
+
+  const startedAt = deps.clock.now();
+  const run: RestoreRun = {
+    name,
+    backupName,
+    cluster: request.cluster,
+    runId: input.runId,
+    startedAt: startedAt.toISOString(),
+    dryRun: spec.dryRun === true,
+  };
+  // A dry run writes nothing: no claim, no working data beyond the request.
+  if (!run.dryRun) {
+    const keys = restoreKeys(name);
+    try {
+      await deps.store.put(keys.claim, JSON.stringify({ runId: input.runId }), { ifNoneMatch: true });
+    } catch (error) {
+      if (!(error instanceof AlreadyExists)) throw error;
+      const claim = JSON.parse(Buffer.from((await deps.store.get(keys.claim)) ?? []).toString() || '{}') as {
+        runId?: string;
+      };
+      if (claim.runId !== input.runId) {
+        return rejected([
+          { path: 'restore.metadata.name', message: `a restore named "${name}" already exists` },
+        ]);
+      }
+    }
+  }
+  await deps.store.put(restoreWorkKeys(run).request, JSON.stringify(request), {
+    contentType: 'application/json',
+  });
+  return { valid: true, run };
+}
