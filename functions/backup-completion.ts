@@ -18,7 +18,8 @@ export async function completeIfDone(options: {
   const raw = await options.store.get(work.collected, { signal: options.signal });
   if (!raw) return false;
   const summary = collectedSummary.parse(JSON.parse(Buffer.from(raw).toString('utf8')));
-  const done = (await options.store.list(work.resultsDir, { signal: options.signal })).length;
+  const done = (await options.store.list(`${work.resultsDir}${summary.attempt}-`, { signal: options.signal }))
+    .length;
   if (done < summary.messages) return false;
   await options.callbacks.succeed(summary.taskToken, {
     messages: summary.messages,

@@ -15,7 +15,7 @@ import {
 } from '../../shared/contracts/backup-run.js';
 import { apiVersionOf } from '../../shared/domain/api-resources.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
-import { LifeboatError } from '../../shared/domain/errors.js';
+import { AlreadyExists, LifeboatError } from '../../shared/domain/errors.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
 import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
 import { withoutEndOfArchive } from '../../shared/domain/tar-fragments.js';

@@ -6,6 +6,7 @@
  * their blocks can be built. Never writes under `backups/`.
  */
 
+import { randomUUID } from 'node:crypto';
 import { backupRequest, toBackupPlan } from '../../shared/contracts/backup-request.js';
 import type {
   BackupRun,
@@ -103,7 +104,11 @@ export async function collectItems(
   if (!stored) throw new LifeboatError(`the request of backup ${run.name} is missing from the working data`);
   const plan = toBackupPlan(backupRequest.parse(JSON.parse(Buffer.from(stored).toString('utf8'))));
 
-  const discovered = await deps.cluster.discover({ signal: deps.signal });
+  const discovery = await deps.cluster.discover({ signal: deps.signal });
+  const discovered = discovery.resources;
+  for (const group of discovery.unavailable) {
+    note('error', 'API group unavailable; its resources are not in the backup', { group });
+  }
   const order = collectionOrder(discovered);
   const filter = resolveFilter(plan, discovered, note);
   const ordered = resolveOrdered(plan, discovered, note);
@@ -115,18 +120,23 @@ export async function collectItems(
   let pending: ItemBlockMessage['blocks'] = [];
   let pendingBytes = 0;
   const outgoing: string[] = [];
+  // A retried CollectItems starts a new attempt: its messages, block items and results never
+  // mix with those of an earlier attempt still in flight.
+  const attempt = randomUUID().slice(0, 8);
+  const packMessage = (): void => {
+    if (pending.length === 0) return;
+    messageSeq++;
+    const message: ItemBlockMessage = {
+      backup: { name: run.name, runId: run.runId, startedAt: run.startedAt },
+      messageId: `${attempt}-${String(messageSeq).padStart(7, '0')}`,
+      blocks: pending,
+    };
+    outgoing.push(JSON.stringify(message));
+    pending = [];
+    pendingBytes = 0;
+  };
   const flush = async (force: boolean): Promise<void> => {
-    if (pending.length > 0 && (force || pendingBytes >= maxMessageBytes)) {
-      messageSeq++;
-      const message: ItemBlockMessage = {
-        backup: { name: run.name, runId: run.runId, startedAt: run.startedAt },
-        messageId: String(messageSeq).padStart(7, '0'),
-        blocks: pending,
-      };
-      outgoing.push(JSON.stringify(message));
-      pending = [];
-      pendingBytes = 0;
-    }
+    if (force) packMessage();
     if (outgoing.length >= 10 || (force && outgoing.length > 0)) {
       await deps.queue.send(outgoing.splice(0), { signal: deps.signal });
     }
@@ -134,17 +144,19 @@ export async function collectItems(
   const emitBlock = async (blockItems: BlockItem[]): Promise<void> => {
     blockSeq++;
     items += blockItems.length;
-    const id = String(blockSeq).padStart(7, '0');
-    const size = blockItems.reduce((n, i) => n + JSON.stringify(i.object).length + 200, 0);
-    if (size > maxMessageBytes) {
-      const itemsKey = work.blockItems(id);
-      await deps.store.put(itemsKey, JSON.stringify(blockItems), { contentType: 'application/json' });
-      pending.push({ id, itemsKey });
-      pendingBytes += 200;
-    } else {
-      pending.push({ id, items: blockItems });
-      pendingBytes += size;
+    const id = `${attempt}-${String(blockSeq).padStart(7, '0')}`;
+    // UTF-8 bytes, as SQS counts them, plus room for each item's reference.
+    const size = blockItems.reduce((n, i) => n + Buffer.byteLength(JSON.stringify(i.object)) + 300, 0);
+    const entry: ItemBlockMessage['blocks'][number] =
+      size > maxMessageBytes ? { id, itemsKey: work.blockItems(id) } : { id, items: blockItems };
+    const entrySize = 'itemsKey' in entry ? 300 : size;
+    if ('itemsKey' in entry) {
+      await deps.store.put(entry.itemsKey, JSON.stringify(blockItems), { contentType: 'application/json' });
     }
+    // Close the message before it would grow past the limit.
+    if (pendingBytes + entrySize > maxMessageBytes) packMessage();
+    pending.push(entry);
+    pendingBytes += entrySize;
     await flush(false);
   };
 
@@ -189,39 +201,49 @@ export async function collectItems(
   for (const [index, { resource, gr, direct, pullable, streamable }] of toList.entries()) {
     for (let ahead = index; ahead < index + PREFETCH; ahead++) prefetch(ahead);
     let count = 0;
-    for await (const object of listAll({
-      cluster: deps.cluster,
-      resource,
-      pageSize,
-      labelSelector: direct ? selectorQuery : undefined,
-      signal: deps.signal,
-      firstPage: firstPages[index],
-      onRestart: () => note('warning', 'list expired, restarting', { resource: gr }),
-    })) {
-      const m = meta(object);
-      if (m.deleting || excludedByLabel(m.labels)) continue;
-      if (resource.namespaced && !shouldInclude(plan.namespaces, m.namespace)) continue;
-      const ref: ItemRef = {
-        group: resource.group,
-        version: resource.version,
-        resource: resource.resource,
-        namespace: m.namespace,
-        name: m.name,
-      };
-      const item: BlockItem = { ref, kind: resource.kind, preferred: true, object };
-      const selected = direct && itemSelected(plan, m.labels);
-      if (!selected) {
-        if (pullable) {
-          const entry = { facts: factsOf(ref, object), item };
-          pullCandidates.set(itemIdentity(ref), [entry]);
+    try {
+      for await (const object of listAll({
+        cluster: deps.cluster,
+        resource,
+        pageSize,
+        labelSelector: direct ? selectorQuery : undefined,
+        signal: deps.signal,
+        firstPage: firstPages[index],
+        onRestart: () => note('warning', 'list expired, restarting', { resource: gr }),
+      })) {
+        const m = meta(object);
+        if (m.deleting || excludedByLabel(m.labels)) continue;
+        if (resource.namespaced && !shouldInclude(plan.namespaces, m.namespace)) continue;
+        const ref: ItemRef = {
+          group: resource.group,
+          version: resource.version,
+          resource: resource.resource,
+          namespace: m.namespace,
+          name: m.name,
+        };
+        const item: BlockItem = { ref, kind: resource.kind, preferred: true, object };
+        const selected = direct && itemSelected(plan, m.labels);
+        if (!selected) {
+          if (pullable) {
+            const entry = { facts: factsOf(ref, object), item };
+            pullCandidates.set(itemIdentity(ref), [entry]);
+          }
+          continue;
         }
-        continue;
+        count++;
+        if (m.namespace) namespacesWithItems.add(m.namespace);
+        if (resource.group) customGroupResources.add(gr);
+        if (streamable) await emitBlock([item]);
+        else held.push({ facts: factsOf(ref, object), item });
       }
-      count++;
-      if (m.namespace) namespacesWithItems.add(m.namespace);
-      if (resource.group) customGroupResources.add(gr);
-      if (streamable) await emitBlock([item]);
-      else held.push({ facts: factsOf(ref, object), item });
+    } catch (error) {
+      // Velero: a resource that cannot be listed (forbidden, gone since discovery) is an error
+      // of the backup, which goes on with the others and ends PartiallyFailed.
+      if (deps.signal?.aborted) throw error;
+      note('error', 'Could not list a resource; its items are not in the backup', {
+        resource: gr,
+        reason: error instanceof Error ? error.message : String(error),
+      });
     }
     if (count > 0) note('info', 'Listed items', { resource: gr, count });
   }
@@ -301,6 +323,7 @@ export async function collectItems(
   await flush(true);
 
   const summary: CollectedSummary = {
+    attempt,
     messages: messageSeq,
     blocks: blockSeq,
     items,
@@ -372,8 +395,9 @@ function resolveFilter(
     names.flatMap((n) => {
       const gr = resolveResourceName(n, discovered);
       if (gr === undefined) {
-        note('warning', 'Resource not found in the cluster, ignored', { resource: n });
-        return [];
+        // Velero keeps an unknown name as written: dropping it could turn "only these" into "all".
+        note('warning', 'Resource not found in the cluster', { resource: n });
+        return [n];
       }
       return [gr];
     });

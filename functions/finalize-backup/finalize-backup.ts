@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
 import { tarOf } from '../../shared/adapters/tar-archive.js';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
-import { type BackupRun, messageResult } from '../../shared/contracts/backup-run.js';
+import { type BackupRun, collectedSummary, messageResult } from '../../shared/contracts/backup-run.js';
 import { type BackupPhase, backupDocument, resourceList } from '../../shared/domain/backup-document.js';
 import { countLevels, formatLogLine, type LogEvent } from '../../shared/domain/backup-log.js';
 import { formatDuration, parseDuration } from '../../shared/domain/duration.js';
@@ -81,7 +81,13 @@ export async function finalizeBackup(
   const work = backupWorkKeys(run);
   const request = await readRequest(deps.store, run);
   const mtime = new Date(run.startedAt);
-  const resultKeys = await deps.store.list(work.resultsDir, { signal: deps.signal });
+  const collectedRaw = await deps.store.get(work.collected, { signal: deps.signal });
+  if (!collectedRaw) throw new LifeboatError(`the collection summary of backup ${run.name} is missing`);
+  const collected = collectedSummary.parse(JSON.parse(Buffer.from(collectedRaw).toString('utf8')));
+  // Only the results of the attempt whose count completed the wait.
+  const resultKeys = await deps.store.list(`${work.resultsDir}${collected.attempt}-`, {
+    signal: deps.signal,
+  });
 
   const collectLog = await readCollectLog(deps.store, run);
   let results: Results = emptyResults;
@@ -150,8 +156,18 @@ export async function finalizeBackup(
       yield lines([last]);
     };
     const piped = pipeline(Readable.from(source()), gzip);
-    for await (const chunk of gzip) yield chunk as Uint8Array;
-    await piped;
+    // Observed at once, so a failing source is never an unhandled rejection.
+    let failure: unknown;
+    piped.catch((error: unknown) => {
+      failure = error;
+    });
+    try {
+      for await (const chunk of gzip) yield chunk as Uint8Array;
+    } finally {
+      gzip.destroy();
+    }
+    await piped.catch(() => undefined);
+    if (failure) throw failure;
   };
 
   const json = { contentType: 'application/json' };

@@ -33,7 +33,8 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
   const raw = await deps.store.get(work.request);
   if (!raw) throw new LifeboatError(`the request of restore ${run.name} is missing from the working data`);
   const spec = restoreRequest.parse(JSON.parse(Buffer.from(raw).toString('utf8'))).restore.spec;
-  const discovered = await deps.cluster.discover({ ...(deps.signal ? { signal: deps.signal } : {}) });
+  const discovered = (await deps.cluster.discover({ ...(deps.signal ? { signal: deps.signal } : {}) }))
+    .resources;
   const resolve = (names: readonly string[] | undefined): string[] =>
     (names ?? []).map((n) => resolveResourceName(n, discovered) ?? n);
   const namespaces: IncludesExcludes = {

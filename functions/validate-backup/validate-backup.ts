@@ -47,10 +47,17 @@ export async function validateBackup(
       startedAt?: string;
     };
     if (existing.runId !== input.runId) return rejected([taken]);
-    return {
-      valid: true,
-      run: runOf({ request, runId: input.runId, startedAt: new Date(existing.startedAt ?? startedAt), deps }),
-    };
+    // A retry of this run: the earlier attempt may have stopped before storing the request.
+    const run = runOf({
+      request,
+      runId: input.runId,
+      startedAt: new Date(existing.startedAt ?? startedAt),
+      deps,
+    });
+    await deps.store.put(backupWorkKeys(run).request, JSON.stringify(request), {
+      contentType: 'application/json',
+    });
+    return { valid: true, run };
   }
   const run = runOf({ request, runId: input.runId, startedAt, deps });
   await deps.store.put(backupWorkKeys(run).request, JSON.stringify(request), {

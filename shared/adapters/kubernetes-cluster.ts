@@ -8,7 +8,14 @@ import { Agent, request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ApiResource, apiVersionOf } from '../domain/api-resources.js';
 import { LifeboatError, ListExpired, RetryableError } from '../domain/errors.js';
-import type { Cluster, ClusterWriter, ListPage, ServerVersion, WriteOutcome } from '../ports/cluster.js';
+import type {
+  Cluster,
+  ClusterWriter,
+  Discovery,
+  ListPage,
+  ServerVersion,
+  WriteOutcome,
+} from '../ports/cluster.js';
 
 interface ApiResponse {
   readonly status: number;
@@ -16,6 +23,7 @@ interface ApiResponse {
 }
 
 const RETRY_DELAYS_MS = [100, 300, 1000, 2000, 4000, 8000];
+const REQUEST_TIMEOUT_MS = 60_000;
 
 /** The message of a Kubernetes Status body, or its first characters. */
 function messageOf(body: string): string {
@@ -84,6 +92,10 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
         res.on('error', reject);
       });
       req.on('error', reject);
+      // A stalled connection fails (and is retried) instead of hanging the step.
+      req.setTimeout(REQUEST_TIMEOUT_MS, () =>
+        req.destroy(new Error(`no answer in ${REQUEST_TIMEOUT_MS / 1000} s`)),
+      );
       req.end(data);
     });
   }
@@ -128,7 +140,7 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
     return this.getJson<ServerVersion>('/version', options?.signal);
   }
 
-  async discover(options?: { signal?: AbortSignal }): Promise<ApiResource[]> {
+  async discover(options?: { signal?: AbortSignal }): Promise<Discovery> {
     interface ResourceList {
       resources: {
         name: string;
@@ -155,18 +167,25 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
       }));
     const core = await this.getJson<ResourceList>('/api/v1', options?.signal);
     const groups = await this.getJson<GroupList>('/apis', options?.signal);
-    // A group can vanish while we look (a CRD deleted), or an aggregated API be down: such a
-    // group is left out rather than failing the whole discovery.
+    // A group that vanished while we looked (its CRD deleted, 404) is simply gone; one that
+    // cannot be read after retries (an aggregated API down) is reported as unavailable.
+    const unavailable: string[] = [];
     const perGroup = await Promise.all(
       groups.groups.map(async (g) => {
-        const res = await this.rawGet(`/apis/${g.name}/${g.preferredVersion.version}`, options?.signal).catch(
-          () => undefined,
-        );
-        if (res?.status !== 200) return [];
+        const path = `/apis/${g.name}/${g.preferredVersion.version}`;
+        const res = await this.get(path, options?.signal).catch(() => undefined);
+        if (res?.status === 404) return [];
+        if (res?.status !== 200) {
+          unavailable.push(`${g.name}/${g.preferredVersion.version}`);
+          return [];
+        }
         return toResources(g.name, g.preferredVersion.version, JSON.parse(res.body) as ResourceList);
       }),
     );
-    return [...toResources('', 'v1', core), ...perGroup.flat()];
+    return {
+      resources: [...toResources('', 'v1', core), ...perGroup.flat()],
+      unavailable: unavailable.sort(),
+    };
   }
 
   async listPage(options: {

@@ -66,12 +66,22 @@ export class S3ObjectStore implements ObjectStore {
         Key: this.key(key),
         Body: Readable.from(body),
         ContentType: options?.contentType,
+        // Checked again by S3 when the upload completes: two writers cannot both win.
+        ...(options?.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
       },
       queueSize: 4,
       partSize: 8 * 1024 * 1024,
     });
-    options?.signal?.addEventListener('abort', () => void upload.abort(), { once: true });
-    await upload.done();
+    const abort = (): void => void upload.abort();
+    options?.signal?.addEventListener('abort', abort, { once: true });
+    try {
+      await upload.done();
+    } catch (error) {
+      if (options?.ifNoneMatch && status(error) === 412) throw new AlreadyExists(`object ${key}`);
+      throw error;
+    } finally {
+      options?.signal?.removeEventListener('abort', abort);
+    }
   }
 
   async get(key: string, options?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {

@@ -3,6 +3,8 @@ import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { RetryableError } from '../domain/errors.js';
 import type { WorkQueue } from '../ports/work-queue.js';
 
+const MAX_BATCH_BYTES = 256 * 1024;
+
 export class SqsWorkQueue implements WorkQueue {
   private readonly client: SQSClient;
   private readonly queueUrl: string;
@@ -13,8 +15,22 @@ export class SqsWorkQueue implements WorkQueue {
   }
 
   async send(messages: readonly string[], options?: { signal?: AbortSignal }): Promise<void> {
-    for (let i = 0; i < messages.length; i += 10) {
-      let entries = messages.slice(i, i + 10).map((MessageBody, j) => ({ Id: String(j), MessageBody }));
+    // SQS: at most ten entries and 256 KiB in all per batch.
+    const batches: string[][] = [];
+    let size = 0;
+    for (const message of messages) {
+      const bytes = Buffer.byteLength(message);
+      const last = batches.at(-1);
+      if (!last || last.length === 10 || size + bytes > MAX_BATCH_BYTES) {
+        batches.push([message]);
+        size = bytes;
+      } else {
+        last.push(message);
+        size += bytes;
+      }
+    }
+    for (const batch of batches) {
+      let entries = batch.map((MessageBody, j) => ({ Id: String(j), MessageBody }));
       for (let attempt = 0; entries.length > 0; attempt++) {
         const res = await this.client.send(
           new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }),

@@ -64,6 +64,8 @@ export type ItemBlockMessage = z.infer<typeof itemBlockMessage>;
 
 /** What CollectItems records once every message is sent. */
 export const collectedSummary = z.strictObject({
+  /** The CollectItems attempt whose messages count; results of other attempts are ignored. */
+  attempt: z.string(),
   messages: z.number().int().nonnegative(),
   blocks: z.number().int().nonnegative(),
   items: z.number().int().nonnegative(),

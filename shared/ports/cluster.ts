@@ -10,6 +10,11 @@ export interface ServerVersion {
   readonly minor: string;
 }
 
+export interface Discovery {
+  readonly resources: ApiResource[];
+  readonly unavailable: readonly string[];
+}
+
 export interface ListPage {
   /** Objects with `apiVersion` and `kind` set, as the API serves them. */
   readonly items: readonly Record<string, unknown>[];
@@ -18,8 +23,11 @@ export interface ListPage {
 
 export interface Cluster {
   serverVersion(options?: { signal?: AbortSignal }): Promise<ServerVersion>;
-  /** Every served resource at its group's preferred version, in discovery order. */
-  discover(options?: { signal?: AbortSignal }): Promise<ApiResource[]>;
+  /**
+   * Every served resource at its group's preferred version, in discovery order, and the groups
+   * that could not be read (an aggregated API down): a backup reports those, never hides them.
+   */
+  discover(options?: { signal?: AbortSignal }): Promise<Discovery>;
   /** One page; throws ListExpired when the continue token has expired (410 Gone). */
   listPage(options: {
     resource: ApiResource;

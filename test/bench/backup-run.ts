@@ -17,7 +17,7 @@ const started = performance.now();
 let objects = 0;
 if (mode === 'list') {
   const wanted = new Set(arg.split(','));
-  const resources = (await cluster.discover()).filter((r) =>
+  const resources = (await cluster.discover()).resources.filter((r) =>
     wanted.has(r.group ? `${r.resource}.${r.group}` : r.resource),
   );
   for (const resource of resources) {

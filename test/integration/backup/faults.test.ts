@@ -50,7 +50,7 @@ describe('backups under faults', () => {
         ...SMALL,
         wrapWorker: (worker) => async (body) => {
           const id = messageIdOf(body);
-          if (id === '0000002' && !failed.includes(id)) {
+          if (id.endsWith('-0000002') && !failed.includes(id)) {
             failed.push(id);
             throw new Error('worker killed mid-message');
           }
@@ -58,7 +58,7 @@ describe('backups under faults', () => {
         },
       },
     });
-    expect(failed).toEqual(['0000002']);
+    expect(failed).toHaveLength(1);
     expect(outcome).toMatchObject({ ok: true, output: { phase: 'Completed', errors: 0 } });
     const a = await readArchive(clean, backupKeys(cleanName).contents);
     const b = await readArchive(faulty, backupKeys(faultyName).contents);
@@ -79,7 +79,7 @@ describe('backups under faults', () => {
         ...SMALL,
         maxReceiveCount: 2,
         wrapWorker: (worker) => async (body) => {
-          if (messageIdOf(body) === '0000001') {
+          if (messageIdOf(body).endsWith('-0000001')) {
             const message = JSON.parse(body) as {
               blocks: { items: { ref: { namespace: string; name: string } }[] }[];
             };
@@ -192,7 +192,7 @@ describe('backups under faults', () => {
         ...SMALL,
         itemBlocksTimeoutSeconds: 2,
         wrapWorker: (worker) => async (body) => {
-          if (messageIdOf(body) === '0000001') await new Promise((r) => setTimeout(r, 6_000));
+          if (messageIdOf(body).endsWith('-0000001')) await new Promise((r) => setTimeout(r, 6_000));
           await worker(body);
         },
       },

@@ -36,7 +36,7 @@ class ScriptedCluster implements Cluster {
     return { gitVersion: 'v1.34.0', major: '1', minor: '34' };
   }
   async discover() {
-    return RESOURCES;
+    return { resources: RESOURCES, unavailable: [] };
   }
   async listPage(options: {
     resource: ApiResource;
