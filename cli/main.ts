@@ -3,6 +3,7 @@
  * and renders. Problems are printed as messages, never stack traces.
  */
 import { backupCommand, UsageError } from './backup-commands.js';
+import { restoreCommand } from './restore-commands.js';
 
 const USAGE = `usage: lifeboat <command>
 
@@ -12,6 +13,10 @@ const USAGE = `usage: lifeboat <command>
                      [--ttl 720h] --local [--dir DIR] [--kubeconfig FILE] [--context NAME]
   backup get [NAME] --local [--dir DIR] [-o json|yaml]
   backup describe NAME --local [--dir DIR] [--details] [-o json|yaml]
+  restore create NAME --from-backup B [--namespace-mappings a:b,…] [--include-namespaces …]
+                      [--include-items kind/ns/name,…] [--existing-resource-policy none|update]
+                      [--dry-run] --local [--dir DIR] [--kubeconfig FILE] [--context NAME]
+  restore describe NAME --local [--dir DIR] [-o json|yaml]
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -19,6 +24,7 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     if (command === 'backup') return await backupCommand(rest, io);
+    if (command === 'restore') return await restoreCommand(rest, io);
     io.err.write(USAGE);
     return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
   } catch (error) {

@@ -4,6 +4,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { BACKUP_DEFINITION, LOCAL_FUNCTION_ARNS } from '../../cli/local/backup-runtime.js';
+import { LOCAL_RESTORE_FUNCTION_ARNS, RESTORE_DEFINITION } from '../../cli/local/restore-runtime.js';
 import { BACKUP_DEFINITION_FILE, backupSubstitutions } from '../../infra/constructs/backup-workflow.js';
 import {
   ExecutionFailed,
@@ -101,6 +102,41 @@ describe('statemachines/backup.asl.json', () => {
         expect.objectContaining({ ErrorEquals: ['States.ALL'], Next: 'RecordBackupFailure' }),
       );
     }
+  });
+});
+
+describe('statemachines/restore.asl.json', () => {
+  const restoreText = readFileSync(RESTORE_DEFINITION, 'utf8');
+  const restoreDefinition = JSON.parse(restoreText) as { States: Record<string, Record<string, unknown>> };
+
+  it('is valid Amazon States Language', () => {
+    const { isValid, errorsText } = aslValidator(
+      JSON.parse(substitute(restoreText, LOCAL_RESTORE_FUNCTION_ARNS)),
+    );
+    expect(errorsText()).toBe('');
+    expect(isValid).toBe(true);
+  });
+
+  it('has a Comment on every state and uses only the placeholders the local runtime fills', () => {
+    for (const [name, state] of allStates(restoreDefinition.States))
+      expect(state.Comment, name).toEqual(expect.any(String));
+    const placeholders = [
+      ...new Set([...restoreText.matchAll(/\$\{([A-Za-z0-9]+)\}/g)].map((m) => m[1])),
+    ].sort();
+    expect(Object.keys(LOCAL_RESTORE_FUNCTION_ARNS).sort()).toEqual(placeholders);
+  });
+
+  it('retries and catches only error names that exist, and runs phases one at a time', () => {
+    const known = new Set([...AWS_ERRORS, ...ourErrorNames()]);
+    for (const [name, state] of allStates(restoreDefinition.States)) {
+      const rules = [
+        ...((state.Retry as { ErrorEquals: string[] }[]) ?? []),
+        ...((state.Catch as { ErrorEquals: string[] }[]) ?? []),
+      ];
+      for (const rule of rules)
+        for (const error of rule.ErrorEquals) expect(known, `${name}: ${error}`).toContain(error);
+    }
+    expect(restoreDefinition.States.RestorePhases?.MaxConcurrency).toBe(1);
   });
 });
 

@@ -1,0 +1,185 @@
+/**
+ * `lifeboat restore create|describe`: a `velero.io/v1` Restore from flags, run with --local in this
+ * process against the kubeconfig's cluster, reading the backup from --dir.
+ */
+import { parseArgs } from 'node:util';
+import { gunzipSync } from 'node:zlib';
+import { stringify as toYaml } from 'yaml';
+import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
+import { LocalDirectoryStore } from '../shared/adapters/local-directory-store.js';
+import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
+import { restoreKeys } from '../shared/domain/storage-keys.js';
+import { UsageError } from './backup-commands.js';
+import { runLocalRestore } from './local/restore-runtime.js';
+
+const csv = (v: string | undefined): string[] | undefined =>
+  v === undefined
+    ? undefined
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+
+function storeFor(values: { local?: boolean; dir?: string }): LocalDirectoryStore {
+  if (!values.local) throw new UsageError('only --local is available yet (use --local --dir DIR)');
+  return new LocalDirectoryStore(values.dir ?? './lifeboat-backups');
+}
+
+export async function restoreCommand(
+  args: string[],
+  io: { out: NodeJS.WriteStream; err: NodeJS.WriteStream },
+): Promise<number> {
+  const [verb, name, ...flags] = args;
+  if (!name || name.startsWith('-')) throw new UsageError(`restore ${verb ?? ''} needs a NAME`);
+  if (verb === 'create') {
+    const { values } = parseArgs({
+      args: flags,
+      options: {
+        local: { type: 'boolean' },
+        dir: { type: 'string' },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        'from-backup': { type: 'string' },
+        'from-schedule': { type: 'string' },
+        'include-namespaces': { type: 'string' },
+        'exclude-namespaces': { type: 'string' },
+        'include-resources': { type: 'string' },
+        'exclude-resources': { type: 'string' },
+        'namespace-mappings': { type: 'string' },
+        'include-items': { type: 'string' },
+        'existing-resource-policy': { type: 'string' },
+        'preserve-nodeports': { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        output: { type: 'string', short: 'o' },
+      },
+    });
+    const mappings = csv(values['namespace-mappings'])?.map((m) => {
+      const [from, to] = m.split(':');
+      if (!from || !to) throw new UsageError(`--namespace-mappings: "${m}" is not source:target`);
+      return [from, to] as const;
+    });
+    const spec = Object.fromEntries(
+      Object.entries({
+        backupName: values['from-backup'],
+        scheduleName: values['from-schedule'],
+        includedNamespaces: csv(values['include-namespaces']),
+        excludedNamespaces: csv(values['exclude-namespaces']),
+        includedResources: csv(values['include-resources']),
+        excludedResources: csv(values['exclude-resources']),
+        namespaceMapping: mappings ? Object.fromEntries(mappings) : undefined,
+        includeItems: csv(values['include-items']),
+        existingResourcePolicy: values['existing-resource-policy'],
+        preserveNodePorts: values['preserve-nodeports'],
+        dryRun: values['dry-run'],
+      }).filter(([, v]) => v !== undefined),
+    );
+    const store = storeFor(values);
+    const cluster = await clusterFromKubeconfig({
+      ...(values.kubeconfig ? { path: values.kubeconfig } : {}),
+      ...(values.context ? { context: values.context } : {}),
+    });
+    io.err.write(`Restore request "${name}" submitted (local, reading ${store.location}).\n`);
+    try {
+      const result = await runLocalRestore(
+        {
+          cluster: 'local',
+          restore: { apiVersion: 'velero.io/v1', kind: 'Restore', metadata: { name }, spec },
+        },
+        {
+          cluster,
+          store,
+          onPhase: (phase, t) =>
+            io.err.write(
+              `  ${phase}: ${t.created} created, ${t.updated} updated, ${t.skipped} skipped, ${t.failed} failed\n`,
+            ),
+        },
+      );
+      if (values['dry-run']) {
+        const plan = result as {
+          preview?: { phase: string; item: string; action: string; reason?: string }[];
+        };
+        if (values.output === 'json') io.out.write(`${JSON.stringify(plan, null, 2)}\n`);
+        else
+          for (const p of plan.preview ?? [])
+            io.out.write(`${p.action.padEnd(7)} ${p.phase} ${p.item}${p.reason ? `  (${p.reason})` : ''}\n`);
+        return 0;
+      }
+      const r = result as {
+        phase: string;
+        items: number;
+        created: number;
+        updated: number;
+        skipped: number;
+        failed: number;
+      };
+      io.out.write(
+        `Restore "${name}": ${r.phase} (${r.created} created, ${r.updated} updated, ${r.skipped} skipped, ${r.failed} failed).\n`,
+      );
+      return r.phase === 'Completed' ? 0 : 1;
+    } catch (error) {
+      if (error instanceof ExecutionFailed) {
+        io.err.write(`Restore "${name}": ${error.failure.error}\n${error.failure.cause}\n`);
+        return 1;
+      }
+      throw error;
+    }
+  }
+  if (verb === 'describe') {
+    const { values } = parseArgs({
+      args: flags,
+      options: {
+        local: { type: 'boolean' },
+        dir: { type: 'string' },
+        output: { type: 'string', short: 'o' },
+      },
+    });
+    const store = storeFor(values);
+    const keys = restoreKeys(name);
+    const status = await store.get(keys.status);
+    if (!status) {
+      io.err.write(`restore "${name}" not found\n`);
+      return 1;
+    }
+    const document = JSON.parse(Buffer.from(status).toString('utf8')) as {
+      spec: { backupName: string };
+      status: Record<string, unknown> & { progress?: { totalItems: number; itemsRestored: number } };
+    };
+    const listRaw = await store.get(keys.resourceList);
+    const list = listRaw
+      ? (JSON.parse(gunzipSync(listRaw).toString('utf8')) as Record<string, string[]>)
+      : {};
+    if (values.output === 'json')
+      io.out.write(`${JSON.stringify({ ...document, resourceList: list }, null, 2)}\n`);
+    else if (values.output === 'yaml') io.out.write(toYaml({ ...document, resourceList: list }));
+    else {
+      const s = document.status;
+      io.out.write(
+        [
+          `Name:         ${name}`,
+          `Backup:       ${document.spec.backupName}`,
+          '',
+          `Phase:                       ${String(s.phase)}`,
+          `Total items to be restored:  ${s.progress?.totalItems ?? 0}`,
+          `Items restored:              ${s.progress?.itemsRestored ?? 0}`,
+          '',
+          `Started:    ${String(s.startTimestamp)}`,
+          `Completed:  ${String(s.completionTimestamp ?? '<none>')}`,
+          '',
+          `Warnings:  ${String(s.warnings ?? 0)}`,
+          `Errors:    ${String(s.errors ?? 0)}`,
+          '',
+          'Resource List:',
+          ...Object.entries(list).flatMap(([kind, items]) => [
+            `  ${kind}:`,
+            ...items.map((i) => `    - ${i}`),
+          ]),
+          '',
+        ].join('\n'),
+      );
+    }
+    return 0;
+  }
+  throw new UsageError(
+    'usage: lifeboat restore create|describe NAME --from-backup B [flags] --local [--dir DIR]',
+  );
+}
