@@ -26,36 +26,49 @@ export interface ResourceKind {
   readonly namespaced: boolean;
 }
 
-/** Whether every object of this resource is collected directly. */
+/** Whether every object of this resource is collected directly (Velero `ShouldInclude`). */
 export function collectsResource(options: {
   filter: ResourceFilter;
   namespaces: IncludesExcludes;
   resource: ResourceKind;
 }): boolean {
   const { filter, namespaces, resource } = options;
+  const gr = resource.groupResource;
   if (filter.style === 'old') {
     if (!resource.namespaced) {
       if (filter.includeClusterResources === false) return false;
-      if (filter.includeClusterResources === undefined && !selectsAll(namespaces)) return false;
+      // Unset: cluster-scoped types only in a backup of every namespace (namespaces themselves
+      // are filtered later, by the namespaces of the selected items).
+      if (gr !== 'namespaces' && filter.includeClusterResources === undefined && !selectsAll(namespaces))
+        return false;
     }
-    return shouldInclude(filter.resources, resource.groupResource);
+    return shouldInclude(filter.resources, gr);
   }
-  if (resource.namespaced) return shouldInclude(filter.namespaceScoped, resource.groupResource);
-  if (filter.clusterScoped.includes.length === 0) return false;
-  return shouldInclude(filter.clusterScoped, resource.groupResource);
+  if (resource.namespaced) return shouldInclude(filter.namespaceScoped, gr);
+  const cluster = filter.clusterScoped;
+  if (cluster.excludes.includes('*') || cluster.excludes.includes(gr)) return false;
+  // No cluster-scoped lists: all of them, but only in a full backup (every namespace, every type).
+  if (cluster.includes.length === 0 && cluster.excludes.length === 0) {
+    return gr === 'namespaces' || (selectsAll(namespaces) && selectsAll(filter.namespaceScoped));
+  }
+  return cluster.includes.includes('*') || cluster.includes.includes(gr) || gr === 'namespaces';
 }
 
 /**
- * Whether an item related to a collected one (a pod's PV, a service account's cluster role)
- * may be pulled into the backup: only an explicit exclusion keeps it out (Velero `ShouldExclude`).
+ * Whether an item related to a collected one (a PVC's PV, a service account's cluster role)
+ * is kept out (Velero `ShouldExclude`): an explicit exclusion, or, with the old filters, a
+ * cluster-scoped type when cluster resources are off, or are unset and not included by name.
  */
 export function excludesRelated(options: { filter: ResourceFilter; resource: ResourceKind }): boolean {
   const { filter, resource } = options;
-  const explicitlyExcluded = (ie: IncludesExcludes): boolean =>
-    ie.excludes.includes('*') || ie.excludes.includes(resource.groupResource);
+  const gr = resource.groupResource;
   if (filter.style === 'old') {
-    if (!resource.namespaced && filter.includeClusterResources === false) return true;
-    return explicitlyExcluded(filter.resources);
+    if (filter.resources.excludes.includes(gr)) return true;
+    if (!resource.namespaced) {
+      if (filter.includeClusterResources === false) return true;
+      if (filter.includeClusterResources === undefined && !shouldInclude(filter.resources, gr)) return true;
+    }
+    return false;
   }
-  return explicitlyExcluded(resource.namespaced ? filter.namespaceScoped : filter.clusterScoped);
+  return (resource.namespaced ? filter.namespaceScoped : filter.clusterScoped).excludes.includes(gr);
 }

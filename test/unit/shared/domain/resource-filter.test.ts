@@ -65,7 +65,27 @@ describe('which resources a backup collects', () => {
       resource: pods,
       expected: false,
     },
-    { name: 'scoped, empty cluster include', filter: scoped(), ns: all, resource: pvs, expected: false },
+    {
+      name: 'scoped, no cluster lists, full backup: all cluster-scoped',
+      filter: scoped(),
+      ns: all,
+      resource: pvs,
+      expected: true,
+    },
+    {
+      name: 'scoped, no cluster lists, some namespaces: none',
+      filter: scoped(),
+      ns: onlyApp,
+      resource: pvs,
+      expected: false,
+    },
+    {
+      name: 'scoped, namespaces always with no cluster lists',
+      filter: scoped(),
+      ns: onlyApp,
+      resource: { groupResource: 'namespaces', namespaced: false },
+      expected: true,
+    },
     {
       name: 'scoped, cluster include *',
       filter: scoped({ clusterScoped: { includes: ['*'], excludes: [] } }),
@@ -87,6 +107,12 @@ describe('which resources a backup collects', () => {
 
   it.each([
     { name: 'old auto: a related PV is pulled in', filter: old(), resource: pvs, excluded: false },
+    {
+      name: 'old auto with an include list not naming PVs: kept out',
+      filter: old({ resources: { includes: ['pods'], excludes: [] } }),
+      resource: pvs,
+      excluded: true,
+    },
     {
       name: 'old false: a related PV stays out',
       filter: old({ includeClusterResources: false }),
