@@ -62,10 +62,13 @@ const RELATED = new Set([
   'clusterroles.rbac.authorization.k8s.io',
 ]);
 const PULLED_IN = [
+  'persistentvolumeclaims',
   'persistentvolumes',
   'clusterrolebindings.rbac.authorization.k8s.io',
   'clusterroles.rbac.authorization.k8s.io',
 ];
+
+const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
 
 interface Held {
   readonly facts: ItemFacts;
@@ -161,6 +164,7 @@ export async function collectItems(
   };
 
   const held: Held[] = [];
+  const emittedCrds = new Set<string>();
   const pullCandidates = new Map<string, Held[]>();
   const namespacesWithItems = new Set<string>();
   const customGroupResources = new Set<string>();
@@ -175,7 +179,7 @@ export async function collectItems(
     });
     const pullable =
       PULLED_IN.includes(gr) &&
-      !excludesRelated({ filter, resource: { groupResource: gr, namespaced: false } });
+      !excludesRelated({ filter, resource: { groupResource: gr, namespaced: resource.namespaced } });
     if (!direct && !pullable) return [];
     return [
       { resource, gr, direct, pullable, streamable: direct && !RELATED.has(gr) && ordered[gr] === undefined },
@@ -188,7 +192,8 @@ export async function collectItems(
   const prefetch = (i: number): void => {
     const next = toList[i];
     if (!next || firstPages[i]) return;
-    const labelSelector = next.direct ? selectorQuery : undefined;
+    // Kinds that may be pulled in are listed whole: a selected pod's PVC need not match the selector.
+    const labelSelector = next.direct && !next.pullable ? selectorQuery : undefined;
     firstPages[i] = deps.cluster.listPage({
       resource: next.resource,
       limit: pageSize,
@@ -206,7 +211,7 @@ export async function collectItems(
         cluster: deps.cluster,
         resource,
         pageSize,
-        labelSelector: direct ? selectorQuery : undefined,
+        labelSelector: direct && !pullable ? selectorQuery : undefined,
         signal: deps.signal,
         firstPage: firstPages[index],
         onRestart: () => note('warning', 'list expired, restarting', { resource: gr }),
@@ -233,6 +238,7 @@ export async function collectItems(
         count++;
         if (m.namespace) namespacesWithItems.add(m.namespace);
         if (resource.group) customGroupResources.add(gr);
+        if (gr === CRD_RESOURCE) emittedCrds.add(m.name);
         if (streamable) await emitBlock([item]);
         else held.push({ facts: factsOf(ref, object), item });
       }
@@ -258,6 +264,20 @@ export async function collectItems(
       note('info', 'Pulled in related item', { item: identity });
     }
   };
+  // Velero's pod action: the PVCs a selected pod mounts.
+  for (const h of [...held]) {
+    for (const claim of h.facts.claims ?? []) {
+      pull(
+        itemIdentity({
+          group: '',
+          resource: 'persistentvolumeclaims',
+          namespace: h.facts.ref.namespace,
+          name: claim,
+        }),
+      );
+    }
+  }
+  // Velero's PVC action: the PV of each PVC.
   for (const h of [...held]) {
     if (h.facts.volumeName)
       pull(
@@ -269,6 +289,10 @@ export async function collectItems(
       .filter((h) => h.facts.ref.resource === 'serviceaccounts' && h.facts.ref.group === '')
       .map((h) => `${h.facts.ref.namespace}/${h.facts.ref.name}`),
   );
+  const clusterRoleOf = (name: string): string =>
+    itemIdentity({ group: 'rbac.authorization.k8s.io', resource: 'clusterroles', namespace: '', name });
+  // A binding backed up on its own brings its cluster role.
+  for (const h of [...held]) if (h.facts.clusterRole) pull(clusterRoleOf(h.facts.clusterRole));
   for (const [identity, [candidate]] of pullCandidates) {
     if (!candidate?.facts.serviceAccounts?.some((sa) => selectedSas.has(`${sa.namespace}/${sa.name}`)))
       continue;
@@ -316,6 +340,7 @@ export async function collectItems(
     filter,
     namespaces: plan.namespaces,
     customGroupResources,
+    emitted: emittedCrds,
     emitBlock,
     discovered,
     note,
@@ -476,6 +501,7 @@ async function emitCrds(options: {
   filter: ResourceFilter;
   namespaces: BackupPlan['namespaces'];
   customGroupResources: ReadonlySet<string>;
+  emitted: ReadonlySet<string>;
   discovered: readonly ApiResource[];
   emitBlock: (items: BlockItem[]) => Promise<void>;
   note: (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']) => void;
@@ -485,15 +511,7 @@ async function emitCrds(options: {
   if (!resource || options.customGroupResources.size === 0) return;
   if (excludesRelated({ filter: options.filter, resource: { groupResource: crdGr, namespaced: false } }))
     return;
-  // CRDs selected directly were already backed up with the cluster-scoped resources.
-  if (
-    collectsResource({
-      filter: options.filter,
-      namespaces: options.namespaces,
-      resource: { groupResource: crdGr, namespaced: false },
-    })
-  )
-    return;
+
   for await (const object of listAll({
     cluster: options.deps.cluster,
     resource,
@@ -503,7 +521,8 @@ async function emitCrds(options: {
     onRestart: () => undefined,
   })) {
     const m = meta(object);
-    if (!options.customGroupResources.has(m.name)) continue;
+    // CRDs selected directly (and matching any label selector) were backed up already.
+    if (!options.customGroupResources.has(m.name) || options.emitted.has(m.name)) continue;
     const ref: ItemRef = {
       group: resource.group,
       version: resource.version,

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../../shared/adapters/s3-object-store.js';
 import { backupKeys } from '../../../shared/domain/storage-keys.js';
@@ -9,6 +9,7 @@ import { installSampleApp, type SampleApp } from '../../fixtures/sample-app.js';
 import { itemsIn, readArchive } from '../support/archive.js';
 import { awsConfig, kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
 import { inventory } from '../support/inventory.js';
+import { waitFor } from '../support/wait.js';
 import { backup, backupRequest, tempStore } from './support.js';
 
 const withoutEvents = (items: Iterable<string>): string[] =>
@@ -241,6 +242,78 @@ describe('a backup of the sample application', () => {
         for (const item of c.hasNot(app)) expect(items, `did not expect ${item}`).not.toContain(item);
       });
     }
+
+    it('pulls in the PVC of a selected pod and its PV, whatever their labels', async () => {
+      const core = kc.makeApiClient(CoreV1Api);
+      const ns = uniqueName('pvc');
+      const pv = uniqueName('pv');
+      await core.createNamespace({ body: { metadata: { name: ns } } });
+      await core.createPersistentVolume({
+        body: {
+          metadata: { name: pv },
+          spec: {
+            capacity: { storage: '1Gi' },
+            accessModes: ['ReadWriteOnce'],
+            hostPath: { path: '/tmp/x' },
+            storageClassName: '',
+          },
+        },
+      });
+      await core.createNamespacedPersistentVolumeClaim({
+        namespace: ns,
+        body: {
+          metadata: { name: 'data' },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            storageClassName: '',
+            volumeName: pv,
+            resources: { requests: { storage: '1Gi' } },
+          },
+        },
+      });
+      await waitFor('the default service account', async () =>
+        (await core.listNamespacedServiceAccount({ namespace: ns })).items.some(
+          (s) => s.metadata?.name === 'default',
+        ),
+      );
+      for (const [name, labels] of [
+        ['picked', { pick: 'me' }],
+        ['other', {}],
+      ] as const) {
+        await core.createNamespacedPod({
+          namespace: ns,
+          body: {
+            metadata: { name, labels },
+            spec: {
+              containers: [
+                {
+                  name: 'c',
+                  image: 'busybox',
+                  volumeMounts: name === 'picked' ? [{ name: 'd', mountPath: '/d' }] : [],
+                },
+              ],
+              volumes: name === 'picked' ? [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }] : [],
+            },
+          },
+        });
+      }
+      const store = await tempStore();
+      const name = uniqueName('pulled');
+      const outcome = await backup({
+        kc,
+        store,
+        request: backupRequest(name, {
+          includedNamespaces: [ns],
+          labelSelector: { matchLabels: { pick: 'me' } },
+        }),
+      });
+      expect(outcome).toMatchObject({ ok: true, output: { phase: 'Completed' } });
+      const items = itemsIn(await readArchive(store, backupKeys(name).contents));
+      expect(items).toContain(`pods/${ns}/picked`);
+      expect(items).toContain(`persistentvolumeclaims/${ns}/data`);
+      expect(items).toContain(`persistentvolumes//${pv}`);
+      expect(items).not.toContain(`pods/${ns}/other`);
+    });
 
     it('backs up orderedResources in the given order', async () => {
       const store = await tempStore();
