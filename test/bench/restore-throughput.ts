@@ -1,0 +1,168 @@
+/**
+ * Restore throughput against a plain parallel create of the same objects at the same
+ * concurrency, measured in one run on a fresh local cluster: N mixed objects are backed up
+ * locally; their namespaces are deleted; (a) the baseline creates the prepared objects directly,
+ * namespaces are deleted again, (b) a full local restore runs. Prints objects/s and the ratio.
+ *   npm run bench:restore -- 10000
+ */
+
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import { runLocalBackup } from '../../cli/local/backup-runtime.js';
+import { runLocalRestore } from '../../cli/local/restore-runtime.js';
+import { readBackupArchive } from '../../shared/adapters/backup-archive-reader.js';
+import { clusterFromKubeconfig } from '../../shared/adapters/kubernetes-cluster.js';
+import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
+import { prepareForRestore } from '../../shared/domain/restore-item.js';
+import { restorePhases } from '../../shared/domain/restore-order.js';
+import { backupKeys } from '../../shared/domain/storage-keys.js';
+import { type ClusterInfo, startCluster, stopCluster } from '../env/cluster.js';
+import { ensureTools } from '../env/ensure-tools.js';
+
+const CONCURRENCY = 16;
+
+function call(
+  cluster: ClusterInfo,
+  ca: Buffer,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<number> {
+  const data = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${cluster.server}${path}`,
+      {
+        method,
+        ca,
+        headers: {
+          Authorization: `Bearer ${cluster.token}`,
+          'Content-Type': 'application/json',
+          ...(data ? { 'Content-Length': Buffer.byteLength(data) } : {}),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+async function deleteNamespaces(cluster: ClusterInfo, ca: Buffer, namespaces: string[]): Promise<void> {
+  for (const ns of namespaces) await call(cluster, ca, 'DELETE', `/api/v1/namespaces/${ns}`);
+  for (;;) {
+    const codes = await Promise.all(
+      namespaces.map((ns) => call(cluster, ca, 'GET', `/api/v1/namespaces/${ns}`)),
+    );
+    if (codes.every((c) => c === 404)) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function collectionPath(gr: string, object: Record<string, unknown>): string {
+  const apiVersion = String(object.apiVersion);
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  const ns = (object.metadata as { namespace?: string }).namespace;
+  return `${base}${ns ? `/namespaces/${ns}` : ''}/${gr.split('.')[0]}`;
+}
+
+async function main(): Promise<void> {
+  const target = Number(process.argv[2] ?? 10_000);
+  const tools = await ensureTools();
+  const root = await mkdtemp(join(tmpdir(), 'lifeboat-rbench-'));
+  const cluster = await startCluster({ name: 'rbench', rootDir: root, tools });
+  try {
+    const ca = await readFile(cluster.caFile);
+    const namespaces = Array.from({ length: 10 }, (_, i) => `rbench-${i}`);
+    for (const ns of namespaces)
+      await call(cluster, ca, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    const limit = pLimit(32);
+    await Promise.all(
+      Array.from({ length: target }, (_, i) =>
+        limit(() => {
+          const ns = namespaces[i % namespaces.length] ?? 'rbench-0';
+          return i % 3 === 0
+            ? call(cluster, ca, 'POST', `/api/v1/namespaces/${ns}/secrets`, {
+                metadata: { name: `s-${i}` },
+                stringData: { p: 'x'.repeat(64) },
+              })
+            : call(cluster, ca, 'POST', `/api/v1/namespaces/${ns}/configmaps`, {
+                metadata: { name: `c-${i}` },
+                data: { k: 'x'.repeat(600) },
+              });
+        }),
+      ),
+    );
+    const kube = await clusterFromKubeconfig({ path: cluster.kubeconfig });
+    const store = new LocalDirectoryStore(join(root, 'store'));
+    const backupName = 'rbench';
+    await runLocalBackup(
+      {
+        cluster: 'rbench',
+        backup: {
+          metadata: { name: backupName },
+          spec: {
+            includedNamespaces: namespaces,
+            includedResources: ['configmaps', 'secrets', 'namespaces'],
+          },
+        },
+      },
+      { cluster: kube, store },
+    );
+    // The baseline's objects: exactly what the restore will create, prepared the same way.
+    const objects: { gr: string; object: Record<string, unknown> }[] = [];
+    const body = await store.getStream(backupKeys(backupName).contents);
+    if (!body) throw new Error('no backup');
+    await readBackupArchive({
+      body,
+      onItem: async (item) => {
+        if (item.version) return;
+        objects.push({
+          gr: item.groupResource,
+          object: prepareForRestore(item.object, {
+            groupResource: item.groupResource,
+            backupName,
+            restoreName: 'baseline',
+          }),
+        });
+      },
+    });
+
+    await deleteNamespaces(cluster, ca, namespaces);
+    const baselineStart = performance.now();
+    for (const phase of restorePhases(new Set(objects.map((o) => o.gr)))) {
+      const create = pLimit(CONCURRENCY);
+      await Promise.all(
+        objects
+          .filter((o) => o.gr === phase)
+          .map((o) => create(() => call(cluster, ca, 'POST', collectionPath(o.gr, o.object), o.object))),
+      );
+    }
+    const baselineMs = performance.now() - baselineStart;
+
+    await deleteNamespaces(cluster, ca, namespaces);
+    const restoreStart = performance.now();
+    const result = (await runLocalRestore(
+      { cluster: 'rbench', restore: { metadata: { name: 'r1' }, spec: { backupName } } },
+      { cluster: kube, store, concurrency: CONCURRENCY },
+    )) as { created: number; skipped: number };
+    const restoreMs = performance.now() - restoreStart;
+
+    const baselineRate = objects.length / (baselineMs / 1000);
+    const restoreRate = (result.created + result.skipped) / (restoreMs / 1000);
+    process.stdout.write(
+      `objects ${objects.length} | plain parallel create (${CONCURRENCY}) ${baselineRate.toFixed(0)}/s | restore ${restoreRate.toFixed(0)}/s (${result.created} created, ${result.skipped} skipped) | ratio restore/create ${(restoreRate / baselineRate).toFixed(2)}\n`,
+    );
+  } finally {
+    await stopCluster(cluster);
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
