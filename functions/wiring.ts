@@ -2,8 +2,8 @@
  * The deployed functions' adapters, created once per Lambda container from the environment.
  */
 import { awsAdapters } from '../shared/adapters/aws-adapters.js';
+import type { KubernetesCluster } from '../shared/adapters/kubernetes-cluster.js';
 import { systemClock } from '../shared/adapters/system-clock.js';
-import type { Cluster } from '../shared/ports/cluster.js';
 import type { WorkQueue } from '../shared/ports/work-queue.js';
 import { readEnv, requireQueueUrl } from '../shared/runtime/env.js';
 
@@ -23,6 +23,6 @@ export function queue(): WorkQueue {
   return aws.queue(requireQueueUrl(env));
 }
 
-export function clusterNamed(name: string): Promise<Cluster> {
+export function clusterNamed(name: string): Promise<KubernetesCluster> {
   return aws.clusterNamed(name);
 }

@@ -6,6 +6,7 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { BackupStorage } from './constructs/backup-storage.js';
 import { BackupWorkflow } from './constructs/backup-workflow.js';
+import { RestoreWorkflow } from './constructs/restore-workflow.js';
 
 export interface LifeboatStackProps extends StackProps {
   /** EKS clusters (same account and region) this deployment backs up, by name. */
@@ -15,6 +16,7 @@ export interface LifeboatStackProps extends StackProps {
 export class LifeboatStack extends Stack {
   readonly storage: BackupStorage;
   readonly backup: BackupWorkflow;
+  readonly restore: RestoreWorkflow;
 
   constructor(scope: Construct, id: string, props: LifeboatStackProps = {}) {
     super(scope, id, props);
@@ -24,7 +26,13 @@ export class LifeboatStack extends Stack {
       key: this.storage.key,
       clusters: props.clusters ?? [],
     });
+    this.restore = new RestoreWorkflow(this, 'Restore', {
+      bucket: this.storage.bucket,
+      key: this.storage.key,
+      clusters: props.clusters ?? [],
+    });
     new CfnOutput(this, 'BackupBucketName', { value: this.storage.bucket.bucketName });
+    new CfnOutput(this, 'RestoreStateMachineArn', { value: this.restore.stateMachine.stateMachineArn });
     new CfnOutput(this, 'BackupStateMachineArn', { value: this.backup.stateMachine.stateMachineArn });
   }
 }

@@ -5,23 +5,21 @@
  * EKS access entry on each. Never grants more than the steps need.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { ArnFormat, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { join } from 'node:path';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
-import { Architecture, type IFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { grantStorage, ROOT, stepFunction } from './step-function.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const BACKUP_DEFINITION_FILE = join(root, 'statemachines', 'backup.asl.json');
+export const BACKUP_DEFINITION_FILE = join(ROOT, 'statemachines', 'backup.asl.json');
 
 /** The `${…}` placeholders of the backup state machine and what fills each. */
 export function backupSubstitutions(functions: {
@@ -90,46 +88,8 @@ export class BackupWorkflow extends Construct {
       ITEM_BLOCKS_TIMEOUT_SECONDS: String((props.itemBlocksTimeout ?? Duration.hours(1)).toSeconds()),
       NODE_OPTIONS: '--enable-source-maps',
     };
-    // Every function has a role of its own (or the cluster readers' role) allowed to write only
-    // its own log group: no managed policies.
-    const fn = (name: string, options: { memoryMb: number; timeout: Duration; role?: Role }) => {
-      const logGroup = new LogGroup(this, `${name}Logs`, {
-        logGroupName: `/aws/lambda/${stack.stackName}-${name}`,
-        retention: RetentionDays.ONE_MONTH,
-      });
-      const role =
-        options.role ??
-        new Role(this, `${name}Role`, {
-          assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-          description: `Lifeboat ${name}`,
-        });
-      logGroup.grantWrite(role);
-      return new NodejsFunction(this, name, {
-        functionName: `${stack.stackName}-${name}`,
-        entry: join(
-          root,
-          'functions',
-          name.replace(/[A-Z]/g, (c, i: number) => (i ? '-' : '') + c.toLowerCase()),
-          'handler.ts',
-        ),
-        handler: 'handler',
-        runtime: Runtime.NODEJS_22_X,
-        architecture: Architecture.ARM_64,
-        memorySize: options.memoryMb,
-        timeout: options.timeout,
-        tracing: Tracing.ACTIVE,
-        environment,
-        logGroup,
-        role,
-        bundling: {
-          format: OutputFormat.ESM,
-          minify: true,
-          sourceMap: true,
-          target: 'node22',
-          mainFields: ['module', 'main'],
-        },
-      });
-    };
+    const fn = (name: string, options: { memoryMb: number; timeout: Duration; role?: Role }) =>
+      stepFunction(this, name, { ...options, environment });
     const validate = fn('ValidateBackup', { memoryMb: 512, timeout: Duration.seconds(30) });
     const collect = fn('CollectItems', {
       memoryMb: 1024,
@@ -145,10 +105,12 @@ export class BackupWorkflow extends Construct {
     const finalize = fn('FinalizeBackup', { memoryMb: 1769, timeout: Duration.minutes(15) });
     const recordFailure = fn('RecordBackupFailure', { memoryMb: 512, timeout: Duration.minutes(1) });
 
-    for (const f of [validate, collect, worker, deadLetterFn, finalize, recordFailure]) {
-      props.bucket.grantReadWrite(f);
-      props.key.grantEncryptDecrypt(f);
-    }
+    grantStorage(this, {
+      bucket: props.bucket,
+      key: props.key,
+      functions: [validate, collect, worker, deadLetterFn, finalize, recordFailure],
+      invokedByStateMachine: [validate, collect, finalize, recordFailure],
+    });
     this.queue.grantSendMessages(collect);
     worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 5, reportBatchItemFailures: true }));
     deadLetterFn.addEventSource(
@@ -196,40 +158,5 @@ export class BackupWorkflow extends Construct {
       logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: false },
     });
     for (const f of [validate, collect, finalize, recordFailure]) f.grantInvoke(this.stateMachine);
-
-    const logicalId = (c: Construct): string => stack.getLogicalId(c.node.defaultChild as CfnElement);
-    const acknowledge = (id: string, reason: string): void =>
-      Validations.of(this).acknowledge({ id, reason });
-    const grants =
-      'CDK grant on the backup bucket and its key only; the functions read and write backup objects';
-    for (const action of [
-      's3:GetObject*',
-      's3:GetBucket*',
-      's3:List*',
-      's3:DeleteObject*',
-      's3:Abort*',
-      'kms:ReEncrypt*',
-      'kms:GenerateDataKey*',
-    ]) {
-      acknowledge(`AwsSolutions-IAM5[Action::${action}]`, grants);
-    }
-    acknowledge(
-      `AwsSolutions-IAM5[Resource::<${logicalId(props.bucket)}.Arn>/*]`,
-      `${grants}; object keys are dynamic`,
-    );
-    acknowledge(
-      'AwsSolutions-IAM5[Resource::*]',
-      'X-Ray PutTraceSegments and PutTelemetryRecords have no resource-level permissions',
-    );
-    for (const f of [validate, collect, finalize, recordFailure]) {
-      acknowledge(
-        `AwsSolutions-IAM5[Resource::<${logicalId(f)}.Arn>:*]`,
-        'The state machine invokes versions of its own step functions',
-      );
-    }
-    acknowledge(
-      'AwsSolutions-L1',
-      'Lambda runtime pinned to nodejs22.x, the runtime the project targets and tests',
-    );
   }
 }

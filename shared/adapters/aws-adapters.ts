@@ -8,7 +8,6 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
-import type { Cluster } from '../ports/cluster.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { TaskCallbacks } from '../ports/task-callbacks.js';
 import type { WorkQueue } from '../ports/work-queue.js';
@@ -22,7 +21,7 @@ export interface AwsAdapters {
   readonly store: ObjectStore;
   readonly callbacks: TaskCallbacks;
   queue(queueUrl: string): WorkQueue;
-  clusterNamed(name: string): Promise<Cluster>;
+  clusterNamed(name: string): Promise<KubernetesCluster>;
 }
 
 export function awsAdapters(options: {

@@ -64,9 +64,30 @@ describe('the Lifeboat stack', () => {
     });
   });
 
+  it('runs the restore state machine from its ASL file with every placeholder substituted', () => {
+    const machines = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
+    const machine = machines.find((m) =>
+      JSON.stringify(m.Properties.DefinitionString).includes('PlanRestore'),
+    );
+    expect(Object.keys(machine?.Properties.DefinitionSubstitutions ?? {}).sort()).toEqual([
+      'FinalizeRestoreFunctionArn',
+      'PlanRestoreFunctionArn',
+      'RestorePhaseFunctionArn',
+      'ValidateRestoreFunctionArn',
+    ]);
+    template.hasResourceProperties('AWS::EKS::AccessEntry', {
+      ClusterName: 'prod-a',
+      AccessPolicies: [
+        Match.objectLike({ PolicyArn: Match.stringLikeRegexp('AmazonEKSClusterAdminPolicy') }),
+      ],
+    });
+  });
+
   it('runs the backup state machine from the ASL file with every placeholder substituted', () => {
-    const machines = template.findResources('AWS::StepFunctions::StateMachine');
-    const [machine] = Object.values(machines);
+    const machines = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
+    const machine = machines.find((m) =>
+      JSON.stringify(m.Properties.DefinitionString).includes('CollectItems'),
+    );
     const definition = JSON.stringify(machine?.Properties.DefinitionString);
     expect(definition).toContain('ValidateBackup');
     expect(machine?.Properties.DefinitionSubstitutions).toEqual({
@@ -90,7 +111,7 @@ describe('the Lifeboat stack', () => {
 
   it('runs every function on nodejs22.x', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions.length).toBeGreaterThanOrEqual(6);
+    expect(functions.length).toBeGreaterThanOrEqual(10);
     for (const f of functions) expect(f.Properties.Runtime).toBe('nodejs22.x');
   });
 

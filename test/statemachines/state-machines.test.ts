@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BACKUP_DEFINITION, LOCAL_FUNCTION_ARNS } from '../../cli/local/backup-runtime.js';
 import { LOCAL_RESTORE_FUNCTION_ARNS, RESTORE_DEFINITION } from '../../cli/local/restore-runtime.js';
 import { BACKUP_DEFINITION_FILE, backupSubstitutions } from '../../infra/constructs/backup-workflow.js';
+import { RESTORE_DEFINITION_FILE, restoreSubstitutions } from '../../infra/constructs/restore-workflow.js';
 import {
   ExecutionFailed,
   type JsonValue,
@@ -124,6 +125,12 @@ describe('statemachines/restore.asl.json', () => {
       ...new Set([...restoreText.matchAll(/\$\{([A-Za-z0-9]+)\}/g)].map((m) => m[1])),
     ].sort();
     expect(Object.keys(LOCAL_RESTORE_FUNCTION_ARNS).sort()).toEqual(placeholders);
+    const stack = new Stack(new App(), 'R');
+    const f = (id: string) =>
+      LambdaFunction.fromFunctionArn(stack, id, `arn:aws:lambda:us-east-1:123456789012:function:${id}`);
+    const infra = restoreSubstitutions({ validate: f('v'), plan: f('p'), phase: f('ph'), finalize: f('f') });
+    expect(Object.keys(infra).sort()).toEqual(placeholders);
+    expect(RESTORE_DEFINITION_FILE).toBe(RESTORE_DEFINITION);
   });
 
   it('retries and catches only error names that exist, and runs phases one at a time', () => {

@@ -1,0 +1,10 @@
+/** Lambda entry of PlanRestore. */
+import { restoreRun } from '../../shared/contracts/restore-run.js';
+import { lambdaHandler } from '../../shared/runtime/middleware.js';
+import { clusterNamed, store } from '../wiring.js';
+import { planRestore } from './plan-restore.js';
+
+export const handler = lambdaHandler('PlanRestore', async (event: { run?: unknown }, signal) => {
+  const run = restoreRun.parse(event.run);
+  return planRestore({ run }, { store, cluster: await clusterNamed(run.cluster), signal });
+});
