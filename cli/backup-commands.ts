@@ -6,39 +6,18 @@
 import { parseArgs } from 'node:util';
 import { stringify as toYaml } from 'yaml';
 import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
-import { LocalDirectoryStore } from '../shared/adapters/local-directory-store.js';
 import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
 import { parseSelector } from '../shared/domain/label-selector.js';
+import { csv, localStore, UsageError } from './flags.js';
 import { listBackups, readBackup } from './local/backup-reader.js';
 import { type ProgressEvent, runLocalBackup } from './local/backup-runtime.js';
 import { renderBackupDescribe, renderBackupTable } from './render/backups.js';
-
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
-const csv = (v: string | undefined): string[] | undefined =>
-  v === undefined
-    ? undefined
-    : v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
 
 const common = {
   local: { type: 'boolean' },
   dir: { type: 'string' },
   output: { type: 'string', short: 'o' },
 } as const;
-
-function storeFor(values: { local?: boolean; dir?: string }): LocalDirectoryStore {
-  if (!values.local) {
-    throw new UsageError(
-      'only --local is available yet: the AWS API arrives with its own feature (use --local --dir DIR)',
-    );
-  }
-  return new LocalDirectoryStore(values.dir ?? './lifeboat-backups');
-}
 
 /** Velero's `--ordered-resources 'pods=ns1/pod1,ns1/pod2;persistentvolumes=pv4'`. */
 function orderedResources(text: string | undefined): Record<string, string> | undefined {
@@ -152,6 +131,8 @@ function progressPrinter(out: NodeJS.WriteStream): (event: ProgressEvent) => voi
   };
 }
 
+export { UsageError };
+
 export async function backupCommand(
   args: string[],
   io: { out: NodeJS.WriteStream; err: NodeJS.WriteStream },
@@ -162,7 +143,7 @@ export async function backupCommand(
   switch (verb) {
     case 'create': {
       const { request, values } = backupRequestFromFlags(positionalName, flags);
-      const store = storeFor(values as { local?: boolean; dir?: string });
+      const store = localStore(values as { local?: boolean; dir?: string });
       const cluster = await clusterFromKubeconfig({
         ...(typeof values.kubeconfig === 'string' ? { path: values.kubeconfig } : {}),
         ...(typeof values.context === 'string' ? { context: values.context } : {}),
@@ -194,7 +175,7 @@ export async function backupCommand(
     }
     case 'get': {
       const { values } = parseArgs({ args: flags, options: common, allowPositionals: false });
-      const store = storeFor(values);
+      const store = localStore(values);
       const documents = (await listBackups(store)).filter(
         (d) => !positionalName || d.metadata.name === positionalName,
       );
@@ -218,7 +199,7 @@ export async function backupCommand(
         allowPositionals: false,
       });
       if (!positionalName) throw new UsageError('backup describe needs a NAME');
-      const stored = await readBackup(storeFor(values), positionalName);
+      const stored = await readBackup(localStore(values), positionalName);
       if (!stored) {
         io.err.write(`backup "${positionalName}" not found\n`);
         return 1;

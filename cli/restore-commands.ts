@@ -6,24 +6,10 @@ import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { stringify as toYaml } from 'yaml';
 import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
-import { LocalDirectoryStore } from '../shared/adapters/local-directory-store.js';
 import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
 import { restoreKeys } from '../shared/domain/storage-keys.js';
-import { UsageError } from './backup-commands.js';
+import { csv, localStore, UsageError } from './flags.js';
 import { runLocalRestore } from './local/restore-runtime.js';
-
-const csv = (v: string | undefined): string[] | undefined =>
-  v === undefined
-    ? undefined
-    : v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-
-function storeFor(values: { local?: boolean; dir?: string }): LocalDirectoryStore {
-  if (!values.local) throw new UsageError('only --local is available yet (use --local --dir DIR)');
-  return new LocalDirectoryStore(values.dir ?? './lifeboat-backups');
-}
 
 export async function restoreCommand(
   args: string[],
@@ -73,7 +59,7 @@ export async function restoreCommand(
         dryRun: values['dry-run'],
       }).filter(([, v]) => v !== undefined),
     );
-    const store = storeFor(values);
+    const store = localStore(values);
     const cluster = await clusterFromKubeconfig({
       ...(values.kubeconfig ? { path: values.kubeconfig } : {}),
       ...(values.context ? { context: values.context } : {}),
@@ -133,7 +119,7 @@ export async function restoreCommand(
         output: { type: 'string', short: 'o' },
       },
     });
-    const store = storeFor(values);
+    const store = localStore(values);
     const keys = restoreKeys(name);
     const status = await store.get(keys.status);
     if (!status) {

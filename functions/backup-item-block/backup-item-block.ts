@@ -95,12 +95,19 @@ async function writeResult(options: {
   message: ItemBlockMessage;
   result: MessageResult;
   deps: BackupItemBlockDeps;
+  /** A dead letter never replaces the result of a delivery that did succeed. */
+  onlyIfAbsent?: boolean;
 }): Promise<void> {
   const { message, result, deps } = options;
   const work = backupWorkKeys(message.backup);
-  await deps.store.put(work.messageResult(message.messageId), gzipSync(JSON.stringify(result)), {
-    contentType: 'application/gzip',
-  });
+  try {
+    await deps.store.put(work.messageResult(message.messageId), gzipSync(JSON.stringify(result)), {
+      contentType: 'application/gzip',
+      ...(options.onlyIfAbsent ? { ifNoneMatch: true } : {}),
+    });
+  } catch (error) {
+    if (!(options.onlyIfAbsent && error instanceof AlreadyExists)) throw error;
+  }
   await completeIfDone({
     run: message.backup,
     store: deps.store,
@@ -142,6 +149,6 @@ export async function recordDeadLetter(
     ...results,
     log,
   };
-  await writeResult({ message, result, deps });
+  await writeResult({ message, result, deps, onlyIfAbsent: true });
   return result;
 }

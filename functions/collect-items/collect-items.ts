@@ -22,7 +22,7 @@ import {
 } from '../../shared/domain/api-resources.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
 import { type BackupPlan, excludedByLabel } from '../../shared/domain/backup-plan.js';
-import { LifeboatError, ListExpired } from '../../shared/domain/errors.js';
+import { LifeboatError, ListExpired, ResourceGone } from '../../shared/domain/errors.js';
 import { shouldInclude } from '../../shared/domain/includes-excludes.js';
 import { buildItemBlocks, factsOf, type ItemFacts } from '../../shared/domain/item-blocks.js';
 import { type ItemRef, itemIdentity } from '../../shared/domain/item-ref.js';
@@ -246,6 +246,11 @@ export async function collectItems(
       // Velero: a resource that cannot be listed (forbidden, gone since discovery) is an error
       // of the backup, which goes on with the others and ends PartiallyFailed.
       if (deps.signal?.aborted) throw error;
+      if (error instanceof ResourceGone) {
+        // Nothing of it exists any more, so nothing is missing from the backup.
+        note('warning', 'Resource no longer served, skipped', { resource: gr });
+        continue;
+      }
       note('error', 'Could not list a resource; its items are not in the backup', {
         resource: gr,
         reason: error instanceof Error ? error.message : String(error),

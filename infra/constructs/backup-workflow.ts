@@ -4,20 +4,17 @@
  * with typed substitutions. Clusters are given by name; the reading functions' role gets an
  * EKS access entry on each. Never grants more than the steps need.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
-import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { grantStorage, ROOT, stepFunction } from './step-function.js';
+import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
 export const BACKUP_DEFINITION_FILE = join(ROOT, 'statemachines', 'backup.asl.json');
 
@@ -121,42 +118,16 @@ export class BackupWorkflow extends Construct {
       resources: [stateMachineArn],
     });
     for (const f of [collect, worker, deadLetterFn]) f.addToRolePolicy(callback);
-    collect.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['eks:DescribeCluster'],
-        resources: props.clusters.map((c) =>
-          stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c }),
-        ),
-      }),
-    );
-
-    for (const [i, clusterName] of props.clusters.entries()) {
-      new CfnAccessEntry(this, `ClusterAccess${i}`, {
-        clusterName,
-        principalArn: this.clusterReaderRole.roleArn,
-        type: 'STANDARD',
-        accessPolicies: [
-          {
-            policyArn: 'arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy',
-            accessScope: { type: 'cluster' },
-          },
-        ],
-      });
-    }
-
-    const logs = new LogGroup(this, 'StateMachineLogs', {
-      logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
-      retention: RetentionDays.ONE_MONTH,
+    clusterAccess(this, {
+      role: this.clusterReaderRole,
+      clusters: props.clusters,
+      accessPolicy: 'AmazonEKSAdminViewPolicy',
     });
-    this.stateMachine = new StateMachine(this, 'StateMachine', {
-      stateMachineName,
-      stateMachineType: StateMachineType.STANDARD,
-      definitionBody: DefinitionBody.fromString(readFileSync(BACKUP_DEFINITION_FILE, 'utf8')),
-      definitionSubstitutions: backupSubstitutions({ validate, collect, finalize, recordFailure }),
-      tracingEnabled: true,
-      // Every event, without execution data: requests carry cluster object names.
-      logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: false },
+    this.stateMachine = workflowStateMachine(this, {
+      name: stateMachineName,
+      definitionFile: BACKUP_DEFINITION_FILE,
+      substitutions: backupSubstitutions({ validate, collect, finalize, recordFailure }),
+      invokes: [validate, collect, finalize, recordFailure],
     });
-    for (const f of [validate, collect, finalize, recordFailure]) f.grantInvoke(this.stateMachine);
   }
 }

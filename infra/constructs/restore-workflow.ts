@@ -4,18 +4,15 @@
  * clusters share a role with an EKS access entry on each cluster named. Deployable on its own in
  * a DR account, reading backups from a bucket it is granted.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
-import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Duration, Stack } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
-import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { grantStorage, ROOT, stepFunction } from './step-function.js';
+import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
 export const RESTORE_DEFINITION_FILE = join(ROOT, 'statemachines', 'restore.asl.json');
 
@@ -86,44 +83,17 @@ export class RestoreWorkflow extends Construct {
       functions: [validate, plan, phase, finalize],
       invokedByStateMachine: [validate, plan, phase, finalize],
     });
-    this.clusterWriterRole.addToPolicy(
-      new PolicyStatement({
-        actions: ['eks:DescribeCluster'],
-        resources: props.clusters.map((c) =>
-          stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c }),
-        ),
-      }),
-    );
-    for (const [i, clusterName] of props.clusters.entries()) {
-      new CfnAccessEntry(this, `ClusterAccess${i}`, {
-        clusterName,
-        principalArn: this.clusterWriterRole.roleArn,
-        type: 'STANDARD',
-        // A restore creates any kind of object, CRDs and RBAC included.
-        accessPolicies: [
-          {
-            policyArn: 'arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy',
-            accessScope: { type: 'cluster' },
-          },
-        ],
-      });
-    }
-    const logs = new LogGroup(this, 'StateMachineLogs', {
-      logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
-      retention: RetentionDays.ONE_MONTH,
+    // A restore creates any kind of object, CRDs and RBAC included.
+    clusterAccess(this, {
+      role: this.clusterWriterRole,
+      clusters: props.clusters,
+      accessPolicy: 'AmazonEKSClusterAdminPolicy',
     });
-    this.stateMachine = new StateMachine(this, 'StateMachine', {
-      stateMachineName,
-      stateMachineType: StateMachineType.STANDARD,
-      definitionBody: DefinitionBody.fromString(readFileSync(RESTORE_DEFINITION_FILE, 'utf8')),
-      definitionSubstitutions: restoreSubstitutions({ validate, plan, phase, finalize }),
-      tracingEnabled: true,
-      logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: false },
-    });
-    for (const f of [validate, plan, phase, finalize]) f.grantInvoke(this.stateMachine);
-    Validations.of(this).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray PutTraceSegments and PutTelemetryRecords have no resource-level permissions',
+    this.stateMachine = workflowStateMachine(this, {
+      name: stateMachineName,
+      definitionFile: RESTORE_DEFINITION_FILE,
+      substitutions: restoreSubstitutions({ validate, plan, phase, finalize }),
+      invokes: [validate, plan, phase, finalize],
     });
   }
 }

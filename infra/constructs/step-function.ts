@@ -4,15 +4,18 @@
  * role of its own (or a shared one) allowed to write only its own log group, and the cdk-nag
  * acknowledgements every step function needs, with their reasons.
  */
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type CfnElement, type Duration, Stack, Validations } from 'aws-cdk-lib';
-import { type IRole, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
+import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -109,4 +112,65 @@ export function grantStorage(
     'AwsSolutions-L1',
     'Lambda runtime pinned to nodejs22.x, the runtime the project targets and tests',
   );
+}
+
+/** Lets a role reach EKS clusters by name: DescribeCluster and an access entry with the policy. */
+export function clusterAccess(
+  scope: Construct,
+  options: {
+    role: Role;
+    clusters: readonly string[];
+    accessPolicy: 'AmazonEKSAdminViewPolicy' | 'AmazonEKSClusterAdminPolicy';
+  },
+): void {
+  const stack = Stack.of(scope);
+  if (options.clusters.length === 0) return;
+  options.role.addToPolicy(
+    new PolicyStatement({
+      actions: ['eks:DescribeCluster'],
+      resources: options.clusters.map((c) =>
+        stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c }),
+      ),
+    }),
+  );
+  for (const [i, clusterName] of options.clusters.entries()) {
+    new CfnAccessEntry(scope, `ClusterAccess${i}`, {
+      clusterName,
+      principalArn: options.role.roleArn,
+      type: 'STANDARD',
+      accessPolicies: [
+        {
+          policyArn: `arn:aws:eks::aws:cluster-access-policy/${options.accessPolicy}`,
+          accessScope: { type: 'cluster' },
+        },
+      ],
+    });
+  }
+}
+
+/** A Standard state machine from an ASL file with substitutions, logging every event without data. */
+export function workflowStateMachine(
+  scope: Construct,
+  options: {
+    name: string;
+    definitionFile: string;
+    substitutions: Record<string, string>;
+    invokes: readonly NodejsFunction[];
+  },
+): StateMachine {
+  const logs = new LogGroup(scope, 'StateMachineLogs', {
+    logGroupName: `/aws/vendedlogs/states/${options.name}`,
+    retention: RetentionDays.ONE_MONTH,
+  });
+  const machine = new StateMachine(scope, 'StateMachine', {
+    stateMachineName: options.name,
+    stateMachineType: StateMachineType.STANDARD,
+    definitionBody: DefinitionBody.fromString(readFileSync(options.definitionFile, 'utf8')),
+    definitionSubstitutions: options.substitutions,
+    tracingEnabled: true,
+    // Every event, without execution data: requests carry cluster object names.
+    logs: { destination: logs, level: LogLevel.ALL, includeExecutionData: false },
+  });
+  for (const f of options.invokes) f.grantInvoke(machine);
+  return machine;
 }

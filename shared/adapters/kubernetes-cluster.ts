@@ -7,7 +7,7 @@
 import { Agent, request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ApiResource, apiVersionOf } from '../domain/api-resources.js';
-import { LifeboatError, ListExpired, RetryableError } from '../domain/errors.js';
+import { LifeboatError, ListExpired, ResourceGone, RetryableError } from '../domain/errors.js';
 import type {
   Cluster,
   ClusterWriter,
@@ -57,10 +57,6 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
 
   constructor(kc: KubeConfig) {
     this.kc = kc;
-  }
-
-  private rawGet(path: string, signal?: AbortSignal): Promise<ApiResponse> {
-    return this.rawRequest({ method: 'GET', path, ...(signal ? { signal } : {}) });
   }
 
   private async rawRequest(options: {
@@ -205,6 +201,7 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
     const path = `${base}${scope}/${resource.resource}?${query}`;
     const res = await this.get(path, options.signal);
     if (res.status === 410) throw new ListExpired(resource.resource);
+    if (res.status === 404) throw new ResourceGone(resource.resource);
     if (res.status !== 200)
       throw new LifeboatError(`LIST ${path}: HTTP ${res.status}: ${res.body.slice(0, 300)}`);
     const list = JSON.parse(res.body) as {

@@ -7,12 +7,7 @@ import { z } from 'zod';
 import { type BackupPlan, DEFAULT_TTL_MS } from '../domain/backup-plan.js';
 import { parseDuration } from '../domain/duration.js';
 import type { FieldProblem } from '../domain/errors.js';
-import { dnsSubdomain, labelSelector, objectMetaInput, problemsOf } from './kubernetes.js';
-
-const names = z.array(z.string().min(1, { message: 'must not be empty' }));
-const duration = z.string().refine((d) => parseDuration(d) !== undefined, {
-  message: 'must be a duration such as 720h, 1h30m or 10m0s',
-});
+import { dnsSubdomain, duration, labelSelector, names, objectMetaInput, problemsOf } from './kubernetes.js';
 
 const execHook = z.strictObject({
   container: z.string().optional(),

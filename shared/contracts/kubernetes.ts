@@ -3,6 +3,7 @@
  * selectors, and the validation of names.
  */
 import { z } from 'zod';
+import { parseDuration } from '../domain/duration.js';
 
 /** DNS-1123 subdomain, the rule for most object names (and for backup names, used in keys). */
 export const dnsSubdomain = z
@@ -49,6 +50,14 @@ export const objectMetaInput = z.object({
   namespace: z.string().optional(),
   labels: z.record(z.string(), z.string()).optional(),
   annotations: z.record(z.string(), z.string()).optional(),
+});
+
+/** A list of names or patterns, none empty. */
+export const names = z.array(z.string().min(1, { message: 'must not be empty' }));
+
+/** A Go duration as Velero's API carries it. */
+export const duration = z.string().refine((d) => parseDuration(d) !== undefined, {
+  message: 'must be a duration such as 720h, 1h30m or 10m0s',
 });
 
 /** A zod error as field problems, with paths written `spec.includedNamespaces[2]`. */

@@ -5,16 +5,10 @@
  * by field path.
  */
 import { z } from 'zod';
-import { parseDuration } from '../domain/duration.js';
 import type { FieldProblem } from '../domain/errors.js';
 import { NON_RESTORABLE } from '../domain/restore-order.js';
 import type { ValidationResult } from './backup-request.js';
-import { dnsSubdomain, labelSelector, objectMetaInput, problemsOf } from './kubernetes.js';
-
-const names = z.array(z.string().min(1, { message: 'must not be empty' }));
-const duration = z.string().refine((d) => parseDuration(d) !== undefined, {
-  message: 'must be a duration such as 4h, 1h30m or 10m0s',
-});
+import { dnsSubdomain, duration, labelSelector, names, objectMetaInput, problemsOf } from './kubernetes.js';
 
 const execRestoreHook = z.strictObject({
   container: z.string().optional(),

@@ -67,3 +67,11 @@ export class HostileArchive extends LifeboatError {
     this.entry = entry;
   }
 }
+
+/** A resource type that discovery listed no longer exists (its CRD was deleted meanwhile). */
+export class ResourceGone extends LifeboatError {
+  constructor(resource: string) {
+    super(`the resource ${resource} is no longer served`);
+    this.name = 'ResourceGone';
+  }
+}

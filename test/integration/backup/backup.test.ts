@@ -181,7 +181,7 @@ describe('a backup of the sample application', () => {
         name: 'scoped filters',
         spec: (a) => ({
           includedNamespaces: [a.namespaces.shop],
-          includedNamespaceScopedResources: ['configmaps', 'widgets.' + a.crd.group],
+          includedNamespaceScopedResources: ['configmaps', `widgets.${a.crd.group}`],
           excludedClusterScopedResources: ['customresourcedefinitions'],
         }),
         has: (a) => [

@@ -131,6 +131,13 @@ describe('the local Kubernetes control plane', () => {
         core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { i: name } } }),
       ),
     );
+    // The controller-manager publishes kube-root-ca.crt into every namespace; wait for it so the
+    // namespace's content is settled before paging.
+    await waitFor('the root CA config map', async () =>
+      (await core.listNamespacedConfigMap({ namespace })).items.some(
+        (c) => c.metadata?.name === 'kube-root-ca.crt',
+      ),
+    );
     const all = (await core.listNamespacedConfigMap({ namespace })).items.map((c) => c.metadata?.name);
     const pages: string[][] = [];
     let token: string | undefined;
