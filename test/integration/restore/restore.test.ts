@@ -1,4 +1,10 @@
-import { ApiextensionsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runLocalRestore } from '../../../cli/local/restore-runtime.js';
 import { comparable } from '../../../functions/restore-phase/compare.js';
@@ -132,6 +138,34 @@ describe('restoring the sample application', () => {
   it('skips what already exists and is equal, and reports it', async () => {
     const outcome = await restore(kc, store, { backupName, includedNamespaces: [app.namespaces.tools] });
     expect(outcome).toMatchObject({ ok: true, output: { phase: 'Completed', created: 0, failed: 0 } });
+  });
+
+  it('leaves a changed object with a warning under policy none, and patches it under update', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const tools = app.namespaces.tools;
+    await core.patchNamespacedConfigMap(
+      { namespace: tools, name: 'kept', body: { data: { a: 'changed' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const kept = await restore(kc, store, {
+      backupName,
+      includedNamespaces: [tools],
+      existingResourcePolicy: 'none',
+    });
+    expect(kept).toMatchObject({ ok: true, output: { updated: 0 } });
+    if (!kept.ok) return;
+    expect((kept.output as { warnings: number }).warnings).toBeGreaterThan(0);
+    expect((await core.readNamespacedConfigMap({ namespace: tools, name: 'kept' })).data).toEqual({
+      a: 'changed',
+    });
+
+    const updated = await restore(kc, store, {
+      backupName,
+      includedNamespaces: [tools],
+      existingResourcePolicy: 'update',
+    });
+    expect(updated).toMatchObject({ ok: true, output: { phase: 'Completed', updated: 1 } });
+    expect((await core.readNamespacedConfigMap({ namespace: tools, name: 'kept' })).data).toEqual({ a: '1' });
   });
 
   it('returns the plan of a dry run and writes nothing', async () => {
