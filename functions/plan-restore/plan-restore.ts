@@ -219,10 +219,27 @@ async function preview(options: {
   policy: 'none' | 'update';
 }): Promise<NonNullable<RestorePlan['preview']>> {
   const out: NonNullable<RestorePlan['preview']> = [];
+  // In a namespace the restore creates, the cluster itself adds these before the restore gets to
+  // them; the restore then finds them existing.
+  const newNamespaces = new Set<string>();
+  for (const item of options.items.filter((i) => i.groupResource === 'namespaces')) {
+    const exists = await options.deps.cluster.read({ resource: 'namespaces', object: item.object });
+    if (!exists)
+      newNamespaces.add(String((item.object.metadata as { name?: unknown } | undefined)?.name ?? ''));
+  }
+  const addedByCluster = (phase: string, namespace: string | undefined, name: string | undefined): boolean =>
+    namespace !== undefined &&
+    newNamespaces.has(namespace) &&
+    ((phase === 'serviceaccounts' && name === 'default') ||
+      (phase === 'configmaps' && name === 'kube-root-ca.crt'));
   for (const phase of options.order) {
     for (const item of options.items.filter((i) => i.groupResource === phase)) {
       const meta = (item.object.metadata ?? {}) as { namespace?: string; name?: string };
       const label = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
+      if (addedByCluster(phase, meta.namespace, meta.name)) {
+        out.push({ phase, item: label, action: 'skip', reason: 'the cluster creates it with the namespace' });
+        continue;
+      }
       const existing = await options.deps.cluster.read({
         resource: phase.split('.')[0] ?? phase,
         object: item.object,

@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import {
   ApiextensionsV1Api,
   CoreV1Api,
@@ -13,7 +14,7 @@ import type { LocalDirectoryStore } from '../../../shared/adapters/local-directo
 import { ExecutionFailed } from '../../../shared/adapters/local-state-machine.js';
 import { parseEntryName } from '../../../shared/domain/archive-entry.js';
 import { prepareForRestore } from '../../../shared/domain/restore-item.js';
-import { backupKeys } from '../../../shared/domain/storage-keys.js';
+import { backupKeys, restoreKeys } from '../../../shared/domain/storage-keys.js';
 import { installSampleApp, type SampleApp } from '../../fixtures/sample-app.js';
 import { backup, backupRequest, tempStore } from '../backup/support.js';
 import { readArchive } from '../support/archive.js';
@@ -195,6 +196,43 @@ describe('restoring the sample application', () => {
 
   describe('into a second cluster', () => {
     const dr = useDrCluster();
+
+    it('does what its dry run planned, item for item', async () => {
+      const target = kubeConfigFor(dr());
+      const mapped = `${app.namespaces.db}-plan`;
+      const spec = {
+        backupName,
+        includedNamespaces: [app.namespaces.db],
+        namespaceMapping: { [app.namespaces.db]: mapped },
+      };
+      const dry = await restore(target, store, { ...spec, dryRun: true });
+      expect(dry).toMatchObject({ ok: true });
+      if (!dry.ok) return;
+      const planned = (dry.output as { preview: { item: string; action: string }[] }).preview;
+      expect(planned.filter((p) => p.action === 'create').length).toBeGreaterThan(5);
+
+      const name = uniqueName('as-planned');
+      const real = await restore(target, store, spec, name);
+      expect(real).toMatchObject({ ok: true, output: { phase: 'Completed' } });
+      const list = JSON.parse(
+        gunzipSync((await store.get(restoreKeys(name).resourceList)) ?? new Uint8Array()).toString(),
+      ) as Record<string, string[]>;
+      const verb: Record<string, string> = {
+        created: 'create',
+        updated: 'update',
+        skipped: 'skip',
+        failed: 'fail',
+      };
+      const done = Object.values(list)
+        .flat()
+        .map((e) => {
+          const [, item = '', result = ''] = /^(.*)\((\w+)\)$/.exec(e) ?? [];
+          return `${verb[result] ?? result} ${item}`;
+        })
+        .sort();
+      expect(done).toEqual(planned.map((p) => `${p.action} ${p.item}`).sort());
+    });
+
     it('restores with a namespace mapping', async () => {
       const target = kubeConfigFor(dr());
       const mapped = `${app.namespaces.shop}-dr`;
