@@ -6,6 +6,7 @@
 
 import { validateBackupRequest } from '../../shared/contracts/backup-request.js';
 import type { BackupRun, ValidationOutcome } from '../../shared/contracts/backup-run.js';
+import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
 import { DEFAULT_TTL_MS } from '../../shared/domain/backup-plan.js';
 import { parseDuration } from '../../shared/domain/duration.js';
 import { AlreadyExists } from '../../shared/domain/errors.js';
@@ -19,9 +20,7 @@ export interface ValidateBackupDeps {
   readonly itemBlocksTimeoutSeconds: number;
 }
 
-function rejected(problems: { path: string; message: string }[]): ValidationOutcome {
-  return { valid: false, problems, summary: problems.map((p) => `${p.path}: ${p.message}`).join('\n') };
-}
+const rejected = rejectedRequest;
 
 export async function validateBackup(
   input: { request: unknown; runId: string },

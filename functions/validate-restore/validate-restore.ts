@@ -4,6 +4,7 @@
  * the name for this run. Invalid input is an outcome, not an exception.
  */
 
+import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
 import { validateRestoreRequest } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun, RestoreValidation } from '../../shared/contracts/restore-run.js';
 import type { BackupDocument } from '../../shared/domain/backup-document.js';
@@ -17,9 +18,7 @@ export interface ValidateRestoreDeps {
   readonly clock: Clock;
 }
 
-function rejected(problems: { path: string; message: string }[]): RestoreValidation {
-  return { valid: false, problems, summary: problems.map((p) => `${p.path}: ${p.message}`).join('\n') };
-}
+const rejected = rejectedRequest;
 
 async function document(store: ObjectStore, key: string): Promise<BackupDocument | undefined> {
   const raw = await store.get(key);

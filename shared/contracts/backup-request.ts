@@ -7,7 +7,15 @@ import { z } from 'zod';
 import { type BackupPlan, DEFAULT_TTL_MS } from '../domain/backup-plan.js';
 import { parseDuration } from '../domain/duration.js';
 import type { FieldProblem } from '../domain/errors.js';
-import { dnsSubdomain, duration, labelSelector, names, objectMetaInput, problemsOf } from './kubernetes.js';
+import {
+  dnsSubdomain,
+  duration,
+  hookSelector,
+  labelSelector,
+  names,
+  objectMetaInput,
+  problemsOf,
+} from './kubernetes.js';
 
 const execHook = z.strictObject({
   container: z.string().optional(),
@@ -17,12 +25,7 @@ const execHook = z.strictObject({
 });
 
 const hookSpec = z.strictObject({
-  name: z.string().min(1),
-  includedNamespaces: names.optional(),
-  excludedNamespaces: names.optional(),
-  includedResources: names.optional(),
-  excludedResources: names.optional(),
-  labelSelector: labelSelector.optional(),
+  ...hookSelector,
   pre: z.array(z.strictObject({ exec: execHook })).optional(),
   post: z.array(z.strictObject({ exec: execHook })).optional(),
 });

@@ -60,6 +60,29 @@ export const duration = z.string().refine((d) => parseDuration(d) !== undefined,
   message: 'must be a duration such as 720h, 1h30m or 10m0s',
 });
 
+/** What a hook applies to (Velero's hook spec selectors), shared by backup and restore hooks. */
+export const hookSelector = {
+  name: z.string().min(1),
+  includedNamespaces: names.optional(),
+  excludedNamespaces: names.optional(),
+  includedResources: names.optional(),
+  excludedResources: names.optional(),
+  labelSelector: labelSelector.optional(),
+};
+
+/** An invalid request as a step's outcome: the problems, and a summary one line each. */
+export function rejectedRequest(problems: readonly { path: string; message: string }[]): {
+  valid: false;
+  problems: { path: string; message: string }[];
+  summary: string;
+} {
+  return {
+    valid: false,
+    problems: [...problems],
+    summary: problems.map((p) => `${p.path}: ${p.message}`).join('\n'),
+  };
+}
+
 /** A zod error as field problems, with paths written `spec.includedNamespaces[2]`. */
 export function problemsOf(error: z.ZodError, prefix = ''): { path: string; message: string }[] {
   return error.issues.map((issue) => {

@@ -8,7 +8,15 @@ import { z } from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 import { NON_RESTORABLE } from '../domain/restore-order.js';
 import type { ValidationResult } from './backup-request.js';
-import { dnsSubdomain, duration, labelSelector, names, objectMetaInput, problemsOf } from './kubernetes.js';
+import {
+  dnsSubdomain,
+  duration,
+  hookSelector,
+  labelSelector,
+  names,
+  objectMetaInput,
+  problemsOf,
+} from './kubernetes.js';
 
 const execRestoreHook = z.strictObject({
   container: z.string().optional(),
@@ -20,12 +28,7 @@ const execRestoreHook = z.strictObject({
 });
 
 const restoreHookSpec = z.strictObject({
-  name: z.string().min(1),
-  includedNamespaces: names.optional(),
-  excludedNamespaces: names.optional(),
-  includedResources: names.optional(),
-  excludedResources: names.optional(),
-  labelSelector: labelSelector.optional(),
+  ...hookSelector,
   postHooks: z
     .array(
       z.strictObject({
