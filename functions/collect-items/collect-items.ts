@@ -14,24 +14,15 @@ import type {
   CollectedSummary,
   ItemBlockMessage,
 } from '../../shared/contracts/backup-run.js';
-import {
-  type ApiResource,
-  collectionOrder,
-  groupResource,
-  resolveResourceName,
-} from '../../shared/domain/api-resources.js';
+import { collectionOrder, groupResource } from '../../shared/domain/api-resources.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
-import { type BackupPlan, excludedByLabel } from '../../shared/domain/backup-plan.js';
-import { LifeboatError, ListExpired, ResourceGone } from '../../shared/domain/errors.js';
+import { excludedByLabel } from '../../shared/domain/backup-plan.js';
+import { LifeboatError, ResourceGone } from '../../shared/domain/errors.js';
 import { shouldInclude } from '../../shared/domain/includes-excludes.js';
 import { buildItemBlocks, factsOf, type ItemFacts } from '../../shared/domain/item-blocks.js';
 import { type ItemRef, itemIdentity } from '../../shared/domain/item-ref.js';
 import { itemSelected, selectorToString } from '../../shared/domain/label-selector.js';
-import {
-  collectsResource,
-  excludesRelated,
-  type ResourceFilter,
-} from '../../shared/domain/resource-filter.js';
+import { collectsResource, excludesRelated } from '../../shared/domain/resource-filter.js';
 import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ListPage } from '../../shared/ports/cluster.js';
@@ -39,6 +30,9 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import type { WorkQueue } from '../../shared/ports/work-queue.js';
 import { completeIfDone } from '../backup-completion.js';
+import { emitCrds, emitNamespaces } from './cluster-scoped.js';
+import { listAll, meta } from './list-all.js';
+import { resolveFilter, resolveOrdered } from './resolve-names.js';
 
 export interface CollectItemsDeps {
   readonly cluster: Cluster;
@@ -73,21 +67,6 @@ const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
 interface Held {
   readonly facts: ItemFacts;
   readonly item: BlockItem;
-}
-
-function meta(object: Record<string, unknown>): {
-  name: string;
-  namespace: string;
-  labels: Record<string, string>;
-  deleting: boolean;
-} {
-  const m = (object.metadata ?? {}) as Record<string, unknown>;
-  return {
-    name: String(m.name ?? ''),
-    namespace: typeof m.namespace === 'string' ? m.namespace : '',
-    labels: (m.labels ?? {}) as Record<string, string>,
-    deleting: typeof m.deletionTimestamp === 'string',
-  };
 }
 
 export async function collectItems(
@@ -365,177 +344,4 @@ export async function collectItems(
   // Workers may all have finished before the summary existed; then nobody else completes the wait.
   await completeIfDone({ run, store: deps.store, callbacks: deps.callbacks, signal: deps.signal });
   return summary;
-}
-
-async function* listAll(options: {
-  cluster: Cluster;
-  resource: ApiResource;
-  pageSize: number;
-  labelSelector: string | undefined;
-  signal: AbortSignal | undefined;
-  /** The first page, already requested. */
-  firstPage?: Promise<ListPage> | undefined;
-  onRestart: () => void;
-}): AsyncGenerator<Record<string, unknown>> {
-  // A restart after 410 Gone re-lists from the start; items already yielded are skipped.
-  const seen = new Set<string>();
-  let restarts = 0;
-  const request = (token: string | undefined): Promise<ListPage> => {
-    const pending = options.cluster.listPage({
-      resource: options.resource,
-      limit: options.pageSize,
-      ...(token ? { continueToken: token } : {}),
-      ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    pending.catch(() => undefined);
-    return pending;
-  };
-  for (;;) {
-    try {
-      let next: Promise<ListPage> | undefined =
-        (restarts === 0 ? options.firstPage : undefined) ?? request(undefined);
-      while (next) {
-        const page: ListPage = await next;
-        // The next page is on its way while this one is processed: two pages in memory at most.
-        next = page.continueToken ? request(page.continueToken) : undefined;
-        for (const item of page.items) {
-          const m = meta(item);
-          const key = `${m.namespace}/${m.name}`;
-          if (restarts > 0 && seen.has(key)) continue;
-          seen.add(key);
-          yield item;
-        }
-      }
-      return;
-    } catch (error) {
-      if (!(error instanceof ListExpired) || restarts >= 3) throw error;
-      restarts++;
-      options.onRestart();
-    }
-  }
-}
-
-function resolveFilter(
-  plan: BackupPlan,
-  discovered: readonly ApiResource[],
-  note: (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']) => void,
-): ResourceFilter {
-  const resolve = (names: readonly string[]): string[] =>
-    names.flatMap((n) => {
-      const gr = resolveResourceName(n, discovered);
-      if (gr === undefined) {
-        // Velero keeps an unknown name as written: dropping it could turn "only these" into "all".
-        note('warning', 'Resource not found in the cluster', { resource: n });
-        return [n];
-      }
-      return [gr];
-    });
-  const ie = (x: { includes: readonly string[]; excludes: readonly string[] }) => ({
-    includes: resolve(x.includes),
-    excludes: resolve(x.excludes),
-  });
-  const f = plan.resourceFilter;
-  if (f.style === 'old') {
-    return {
-      style: 'old',
-      resources: ie(f.resources),
-      ...(f.includeClusterResources !== undefined
-        ? { includeClusterResources: f.includeClusterResources }
-        : {}),
-    };
-  }
-  return { style: 'scoped', clusterScoped: ie(f.clusterScoped), namespaceScoped: ie(f.namespaceScoped) };
-}
-
-function resolveOrdered(
-  plan: BackupPlan,
-  discovered: readonly ApiResource[],
-  note: (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']) => void,
-): Record<string, readonly string[]> {
-  const out: Record<string, readonly string[]> = {};
-  for (const [name, list] of Object.entries(plan.orderedResources)) {
-    const gr = resolveResourceName(name, discovered);
-    if (gr === undefined)
-      note('warning', 'orderedResources names an unknown resource, ignored', { resource: name });
-    else out[gr] = list;
-  }
-  return out;
-}
-
-async function emitNamespaces(options: {
-  deps: CollectItemsDeps;
-  plan: BackupPlan;
-  namespacesWithItems: ReadonlySet<string>;
-  /** Namespace objects explicitly excluded by the resource filter. */
-  excluded: boolean;
-  discovered: readonly ApiResource[];
-  emitBlock: (items: BlockItem[]) => Promise<void>;
-}): Promise<void> {
-  const { deps, plan } = options;
-  const resource = options.discovered.find((r) => r.group === '' && r.resource === 'namespaces');
-  if (!resource) return;
-  if (options.excluded) return;
-  const bySelector = plan.labelSelector !== undefined || (plan.orLabelSelectors?.length ?? 0) > 0;
-  for await (const object of listAll({
-    cluster: deps.cluster,
-    resource,
-    pageSize: 500,
-    labelSelector: undefined,
-    signal: deps.signal,
-    onRestart: () => undefined,
-  })) {
-    const m = meta(object);
-    const wanted =
-      options.namespacesWithItems.has(m.name) ||
-      (!bySelector && shouldInclude(plan.namespaces, m.name) && !m.deleting);
-    if (!wanted || excludedByLabel(m.labels)) continue;
-    const ref: ItemRef = {
-      group: '',
-      version: resource.version,
-      resource: 'namespaces',
-      namespace: '',
-      name: m.name,
-    };
-    await options.emitBlock([{ ref, kind: 'Namespace', preferred: true, object }]);
-  }
-}
-
-async function emitCrds(options: {
-  deps: CollectItemsDeps;
-  filter: ResourceFilter;
-  namespaces: BackupPlan['namespaces'];
-  customGroupResources: ReadonlySet<string>;
-  emitted: ReadonlySet<string>;
-  discovered: readonly ApiResource[];
-  emitBlock: (items: BlockItem[]) => Promise<void>;
-  note: (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']) => void;
-}): Promise<void> {
-  const crdGr = 'customresourcedefinitions.apiextensions.k8s.io';
-  const resource = options.discovered.find((r) => groupResource(r) === crdGr);
-  if (!resource || options.customGroupResources.size === 0) return;
-  if (excludesRelated({ filter: options.filter, resource: { groupResource: crdGr, namespaced: false } }))
-    return;
-
-  for await (const object of listAll({
-    cluster: options.deps.cluster,
-    resource,
-    pageSize: 500,
-    labelSelector: undefined,
-    signal: options.deps.signal,
-    onRestart: () => undefined,
-  })) {
-    const m = meta(object);
-    // CRDs selected directly (and matching any label selector) were backed up already.
-    if (!options.customGroupResources.has(m.name) || options.emitted.has(m.name)) continue;
-    const ref: ItemRef = {
-      group: resource.group,
-      version: resource.version,
-      resource: resource.resource,
-      namespace: '',
-      name: m.name,
-    };
-    options.note('info', 'Backing up the CRD of backed-up custom resources', { crd: m.name });
-    await options.emitBlock([{ ref, kind: resource.kind, preferred: true, object }]);
-  }
 }

@@ -13,13 +13,14 @@ import { type BackupRun, collectedSummary, messageResult } from '../../shared/co
 import { type BackupPhase, backupDocument, resourceList } from '../../shared/domain/backup-document.js';
 import { countLevels, formatLogLine, type LogEvent } from '../../shared/domain/backup-log.js';
 import { formatDuration, parseDuration } from '../../shared/domain/duration.js';
-import { AlreadyExists, LifeboatError } from '../../shared/domain/errors.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
 import { countOf, emptyResults, mergeResults, type Results } from '../../shared/domain/results.js';
 import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js';
 import { END_OF_ARCHIVE_BYTES, withoutEndOfArchive } from '../../shared/domain/tar-fragments.js';
 import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/tarball-layout.js';
 import type { Clock } from '../../shared/ports/clock.js';
-import type { ObjectStore, PutOptions } from '../../shared/ports/object-store.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { putOnce, putStreamOnce } from '../write-once.js';
 
 export interface FinalizeBackupDeps {
   readonly store: ObjectStore;
@@ -33,20 +34,6 @@ export interface FinalizedBackup {
   readonly items: number;
   readonly errors: number;
   readonly warnings: number;
-}
-
-/** Writes once; an object already there is this run's own earlier write. */
-export async function putOnce(
-  store: ObjectStore,
-  key: string,
-  body: Uint8Array | string,
-  options: PutOptions = {},
-): Promise<void> {
-  try {
-    await store.put(key, body, { ...options, ifNoneMatch: true });
-  } catch (error) {
-    if (!(error instanceof AlreadyExists)) throw error;
-  }
 }
 
 async function readRequest(store: ObjectStore, run: BackupRun) {
@@ -119,13 +106,7 @@ export async function finalizeBackup(
     }
     yield gzipSync(Buffer.alloc(END_OF_ARCHIVE_BYTES));
   };
-  try {
-    await deps.store.putStream(keys.contents, fragments(), {
-      ifNoneMatch: true,
-      contentType: 'application/gzip',
-    });
-  } catch (error) {
-    if (!(error instanceof AlreadyExists)) throw error;
+  if (!(await putStreamOnce(deps.store, keys.contents, fragments(), { contentType: 'application/gzip' }))) {
     // Written by an earlier attempt of this step: gather the side-file data without rewriting it.
     for await (const _ of fragments()) {
       // drained for its side effects on results, levels and listed
@@ -172,11 +153,7 @@ export async function finalizeBackup(
 
   const json = { contentType: 'application/json' };
   const gz = (value: unknown): Buffer => gzipSync(JSON.stringify(value));
-  try {
-    await deps.store.putStream(keys.logs, logLines(), { ifNoneMatch: true, contentType: 'application/gzip' });
-  } catch (error) {
-    if (!(error instanceof AlreadyExists)) throw error;
-  }
+  await putStreamOnce(deps.store, keys.logs, logLines(), { contentType: 'application/gzip' });
   await putOnce(deps.store, keys.results, gz(results), json);
   await putOnce(deps.store, keys.resourceList, gz(resourceList(listed)), json);
   await putOnce(deps.store, keys.itemOperations, gz([]), json);

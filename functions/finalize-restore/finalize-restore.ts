@@ -11,8 +11,8 @@ import { emptyResults, mergeResults, type Results, resultOf } from '../../shared
 import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { putOnce } from '../finalize-backup/finalize-backup.js';
 import type { PhaseOutcome } from '../restore-phase/restore-phase.js';
+import { putOnce } from '../write-once.js';
 
 export interface FinalizedRestore {
   readonly name: string;

@@ -11,7 +11,8 @@ import { formatLogLine } from '../../shared/domain/backup-log.js';
 import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { putOnce, readCollectLog, storedSpec } from '../finalize-backup/finalize-backup.js';
+import { readCollectLog, storedSpec } from '../finalize-backup/finalize-backup.js';
+import { putOnce } from '../write-once.js';
 
 export interface RecordBackupFailureDeps {
   readonly store: ObjectStore;

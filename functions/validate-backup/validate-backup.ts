@@ -9,10 +9,10 @@ import type { BackupRun, ValidationOutcome } from '../../shared/contracts/backup
 import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
 import { DEFAULT_TTL_MS } from '../../shared/domain/backup-plan.js';
 import { parseDuration } from '../../shared/domain/duration.js';
-import { AlreadyExists } from '../../shared/domain/errors.js';
 import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { claimName } from '../name-claim.js';
 
 export interface ValidateBackupDeps {
   readonly store: ObjectStore;
@@ -34,31 +34,15 @@ export async function validateBackup(
   const taken = { path: 'backup.metadata.name', message: `a backup named "${name}" already exists` };
   if (await deps.store.exists(keys.metadata)) return rejected([taken]);
 
-  const startedAt = deps.clock.now();
-  const claim = JSON.stringify({ runId: input.runId, startedAt: startedAt.toISOString() });
-  try {
-    await deps.store.put(keys.claim, claim, { ifNoneMatch: true, contentType: 'application/json' });
-  } catch (error) {
-    if (!(error instanceof AlreadyExists)) throw error;
-    // A retried step of the same run finds its own claim; anyone else's means the name is taken.
-    const existing = JSON.parse(Buffer.from((await deps.store.get(keys.claim)) ?? []).toString() || '{}') as {
-      runId?: string;
-      startedAt?: string;
-    };
-    if (existing.runId !== input.runId) return rejected([taken]);
-    // A retry of this run: the earlier attempt may have stopped before storing the request.
-    const run = runOf({
-      request,
-      runId: input.runId,
-      startedAt: new Date(existing.startedAt ?? startedAt),
-      deps,
-    });
-    await deps.store.put(backupWorkKeys(run).request, JSON.stringify(request), {
-      contentType: 'application/json',
-    });
-    return { valid: true, run };
-  }
-  const run = runOf({ request, runId: input.runId, startedAt, deps });
+  const claim = await claimName({
+    store: deps.store,
+    key: keys.claim,
+    runId: input.runId,
+    startedAt: deps.clock.now(),
+  });
+  if (claim.taken) return rejected([taken]);
+  const run = runOf({ request, runId: input.runId, startedAt: claim.startedAt, deps });
+  // Stored on every attempt: an earlier attempt of this run may have stopped before storing it.
   await deps.store.put(backupWorkKeys(run).request, JSON.stringify(request), {
     contentType: 'application/json',
   });

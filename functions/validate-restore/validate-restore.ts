@@ -8,10 +8,10 @@ import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
 import { validateRestoreRequest } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun, RestoreValidation } from '../../shared/contracts/restore-run.js';
 import type { BackupDocument } from '../../shared/domain/backup-document.js';
-import { AlreadyExists } from '../../shared/domain/errors.js';
 import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { claimName } from '../name-claim.js';
 
 export interface ValidateRestoreDeps {
   readonly store: ObjectStore;
@@ -82,19 +82,16 @@ export async function validateRestore(
   };
   // A dry run writes nothing: no claim, no working data beyond the request.
   if (!run.dryRun) {
-    const keys = restoreKeys(name);
-    try {
-      await deps.store.put(keys.claim, JSON.stringify({ runId: input.runId }), { ifNoneMatch: true });
-    } catch (error) {
-      if (!(error instanceof AlreadyExists)) throw error;
-      const claim = JSON.parse(Buffer.from((await deps.store.get(keys.claim)) ?? []).toString() || '{}') as {
-        runId?: string;
-      };
-      if (claim.runId !== input.runId) {
-        return rejected([
-          { path: 'restore.metadata.name', message: `a restore named "${name}" already exists` },
-        ]);
-      }
+    const claim = await claimName({
+      store: deps.store,
+      key: restoreKeys(name).claim,
+      runId: input.runId,
+      startedAt,
+    });
+    if (claim.taken) {
+      return rejected([
+        { path: 'restore.metadata.name', message: `a restore named "${name}" already exists` },
+      ]);
     }
   }
   await deps.store.put(restoreWorkKeys(run).request, JSON.stringify(request), {

@@ -10,19 +10,16 @@ import type { FieldProblem } from '../domain/errors.js';
 import {
   dnsSubdomain,
   duration,
+  execHookBase,
   hookSelector,
   labelSelector,
   names,
   objectMetaInput,
   problemsOf,
+  type ValidationResult,
 } from './kubernetes.js';
 
-const execHook = z.strictObject({
-  container: z.string().optional(),
-  command: z.array(z.string()).min(1),
-  onError: z.enum(['Continue', 'Fail']).optional(),
-  timeout: duration.optional(),
-});
+const execHook = z.strictObject({ ...execHookBase, timeout: duration.optional() });
 
 const hookSpec = z.strictObject({
   ...hookSelector,
@@ -123,7 +120,7 @@ function crossFieldProblems(spec: BackupSpec): FieldProblem[] {
   return problems;
 }
 
-export type ValidationResult<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
+export type { ValidationResult };
 
 export function validateBackupRequest(input: unknown): ValidationResult<BackupRequest> {
   const parsed = backupRequest.safeParse(input);

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { parseDuration } from '../domain/duration.js';
+import type { FieldProblem } from '../domain/errors.js';
 
 /** DNS-1123 subdomain, the rule for most object names (and for backup names, used in keys). */
 export const dnsSubdomain = z
@@ -69,6 +70,15 @@ export const hookSelector = {
   excludedResources: names.optional(),
   labelSelector: labelSelector.optional(),
 };
+
+/** The fields every exec hook has (Velero ExecHook), backup and restore alike. */
+export const execHookBase = {
+  container: z.string().optional(),
+  command: z.array(z.string()).min(1),
+  onError: z.enum(['Continue', 'Fail']).optional(),
+};
+
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
 
 /** An invalid request as a step's outcome: the problems, and a summary one line each. */
 export function rejectedRequest(problems: readonly { path: string; message: string }[]): {

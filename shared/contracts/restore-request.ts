@@ -7,21 +7,20 @@
 import { z } from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 import { NON_RESTORABLE } from '../domain/restore-order.js';
-import type { ValidationResult } from './backup-request.js';
 import {
   dnsSubdomain,
   duration,
+  execHookBase,
   hookSelector,
   labelSelector,
   names,
   objectMetaInput,
   problemsOf,
+  type ValidationResult,
 } from './kubernetes.js';
 
 const execRestoreHook = z.strictObject({
-  container: z.string().optional(),
-  command: z.array(z.string()).min(1),
-  onError: z.enum(['Continue', 'Fail']).optional(),
+  ...execHookBase,
   execTimeout: duration.optional(),
   waitTimeout: duration.optional(),
   waitForReady: z.boolean().optional(),

@@ -1,0 +1,92 @@
+/**
+ * The cluster-scoped items CollectItems adds after the namespaced ones: the namespaces of the
+ * selected items, and the CRDs of the backed-up custom resources.
+ */
+
+import type { BlockItem } from '../../shared/contracts/backup-run.js';
+import type { ApiResource } from '../../shared/domain/api-resources.js';
+import { groupResource } from '../../shared/domain/api-resources.js';
+import { type BackupPlan, excludedByLabel } from '../../shared/domain/backup-plan.js';
+import { shouldInclude } from '../../shared/domain/includes-excludes.js';
+import type { ItemRef } from '../../shared/domain/item-ref.js';
+import { excludesRelated, type ResourceFilter } from '../../shared/domain/resource-filter.js';
+import type { CollectItemsDeps } from './collect-items.js';
+import { listAll, meta } from './list-all.js';
+import type { Note } from './resolve-names.js';
+
+export async function emitNamespaces(options: {
+  deps: CollectItemsDeps;
+  plan: BackupPlan;
+  namespacesWithItems: ReadonlySet<string>;
+  /** Namespace objects explicitly excluded by the resource filter. */
+  excluded: boolean;
+  discovered: readonly ApiResource[];
+  emitBlock: (items: BlockItem[]) => Promise<void>;
+}): Promise<void> {
+  const { deps, plan } = options;
+  const resource = options.discovered.find((r) => r.group === '' && r.resource === 'namespaces');
+  if (!resource) return;
+  if (options.excluded) return;
+  const bySelector = plan.labelSelector !== undefined || (plan.orLabelSelectors?.length ?? 0) > 0;
+  for await (const object of listAll({
+    cluster: deps.cluster,
+    resource,
+    pageSize: 500,
+    labelSelector: undefined,
+    signal: deps.signal,
+    onRestart: () => undefined,
+  })) {
+    const m = meta(object);
+    const wanted =
+      options.namespacesWithItems.has(m.name) ||
+      (!bySelector && shouldInclude(plan.namespaces, m.name) && !m.deleting);
+    if (!wanted || excludedByLabel(m.labels)) continue;
+    const ref: ItemRef = {
+      group: '',
+      version: resource.version,
+      resource: 'namespaces',
+      namespace: '',
+      name: m.name,
+    };
+    await options.emitBlock([{ ref, kind: 'Namespace', preferred: true, object }]);
+  }
+}
+
+export async function emitCrds(options: {
+  deps: CollectItemsDeps;
+  filter: ResourceFilter;
+  namespaces: BackupPlan['namespaces'];
+  customGroupResources: ReadonlySet<string>;
+  emitted: ReadonlySet<string>;
+  discovered: readonly ApiResource[];
+  emitBlock: (items: BlockItem[]) => Promise<void>;
+  note: Note;
+}): Promise<void> {
+  const crdGr = 'customresourcedefinitions.apiextensions.k8s.io';
+  const resource = options.discovered.find((r) => groupResource(r) === crdGr);
+  if (!resource || options.customGroupResources.size === 0) return;
+  if (excludesRelated({ filter: options.filter, resource: { groupResource: crdGr, namespaced: false } }))
+    return;
+
+  for await (const object of listAll({
+    cluster: options.deps.cluster,
+    resource,
+    pageSize: 500,
+    labelSelector: undefined,
+    signal: options.deps.signal,
+    onRestart: () => undefined,
+  })) {
+    const m = meta(object);
+    // CRDs selected directly (and matching any label selector) were backed up already.
+    if (!options.customGroupResources.has(m.name) || options.emitted.has(m.name)) continue;
+    const ref: ItemRef = {
+      group: resource.group,
+      version: resource.version,
+      resource: resource.resource,
+      namespace: '',
+      name: m.name,
+    };
+    options.note('info', 'Backing up the CRD of backed-up custom resources', { crd: m.name });
+    await options.emitBlock([{ ref, kind: resource.kind, preferred: true, object }]);
+  }
+}

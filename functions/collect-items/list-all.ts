@@ -1,0 +1,74 @@
+/**
+ * Paginated LIST of one resource for CollectItems: the first page may already be requested,
+ * the next page is requested while the current one is processed, and an expired continue
+ * token (410 Gone) restarts the listing without yielding an item twice.
+ */
+
+import type { ApiResource } from '../../shared/domain/api-resources.js';
+import { ListExpired } from '../../shared/domain/errors.js';
+import type { Cluster, ListPage } from '../../shared/ports/cluster.js';
+
+/** Namespace, name, labels and deletion state of a listed object. */
+export function meta(object: Record<string, unknown>): {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  deleting: boolean;
+} {
+  const m = (object.metadata ?? {}) as Record<string, unknown>;
+  return {
+    name: String(m.name ?? ''),
+    namespace: typeof m.namespace === 'string' ? m.namespace : '',
+    labels: (m.labels ?? {}) as Record<string, string>,
+    deleting: typeof m.deletionTimestamp === 'string',
+  };
+}
+
+export async function* listAll(options: {
+  cluster: Cluster;
+  resource: ApiResource;
+  pageSize: number;
+  labelSelector: string | undefined;
+  signal: AbortSignal | undefined;
+  /** The first page, already requested. */
+  firstPage?: Promise<ListPage> | undefined;
+  onRestart: () => void;
+}): AsyncGenerator<Record<string, unknown>> {
+  // A restart after 410 Gone re-lists from the start; items already yielded are skipped.
+  const seen = new Set<string>();
+  let restarts = 0;
+  const request = (token: string | undefined): Promise<ListPage> => {
+    const pending = options.cluster.listPage({
+      resource: options.resource,
+      limit: options.pageSize,
+      ...(token ? { continueToken: token } : {}),
+      ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    pending.catch(() => undefined);
+    return pending;
+  };
+  for (;;) {
+    try {
+      let next: Promise<ListPage> | undefined =
+        (restarts === 0 ? options.firstPage : undefined) ?? request(undefined);
+      while (next) {
+        const page: ListPage = await next;
+        // The next page is on its way while this one is processed: two pages in memory at most.
+        next = page.continueToken ? request(page.continueToken) : undefined;
+        for (const item of page.items) {
+          const m = meta(item);
+          const key = `${m.namespace}/${m.name}`;
+          if (restarts > 0 && seen.has(key)) continue;
+          seen.add(key);
+          yield item;
+        }
+      }
+      return;
+    } catch (error) {
+      if (!(error instanceof ListExpired) || restarts >= 3) throw error;
+      restarts++;
+      options.onRestart();
+    }
+  }
+}
