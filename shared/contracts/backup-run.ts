@@ -4,6 +4,7 @@
  * item lists live in the object store.
  */
 import { z } from 'zod';
+import { validationOutcomeOf } from './kubernetes.js';
 
 export const backupRun = z.strictObject({
   name: z.string(),
@@ -18,14 +19,7 @@ export type BackupRun = z.infer<typeof backupRun>;
 
 export const validateBackupInput = z.object({ request: z.unknown(), runId: z.string().min(1) });
 
-export const validationOutcome = z.union([
-  z.strictObject({ valid: z.literal(true), run: backupRun }),
-  z.strictObject({
-    valid: z.literal(false),
-    problems: z.array(z.strictObject({ path: z.string(), message: z.string() })),
-    summary: z.string(),
-  }),
-]);
+export const validationOutcome = validationOutcomeOf(backupRun);
 export type ValidationOutcome = z.infer<typeof validationOutcome>;
 
 export const collectItemsInput = z.object({ run: backupRun, taskToken: z.string().min(1) });

@@ -80,6 +80,18 @@ export const execHookBase = {
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
 
+/** The outcome of a Validate step: the run it starts, or the problems of the request. */
+export function validationOutcomeOf<R extends z.ZodType>(run: R) {
+  return z.union([
+    z.strictObject({ valid: z.literal(true), run }),
+    z.strictObject({
+      valid: z.literal(false),
+      problems: z.array(z.strictObject({ path: z.string(), message: z.string() })),
+      summary: z.string(),
+    }),
+  ]);
+}
+
 /** An invalid request as a step's outcome: the problems, and a summary one line each. */
 export function rejectedRequest(problems: readonly { path: string; message: string }[]): {
   valid: false;

@@ -3,6 +3,7 @@
  * keys of their item chunks, never the items) and each chunk's outcome.
  */
 import { z } from 'zod';
+import { validationOutcomeOf } from './kubernetes.js';
 
 export const restoreRun = z.strictObject({
   name: z.string(),
@@ -14,14 +15,7 @@ export const restoreRun = z.strictObject({
 });
 export type RestoreRun = z.infer<typeof restoreRun>;
 
-export const restoreValidation = z.union([
-  z.strictObject({ valid: z.literal(true), run: restoreRun }),
-  z.strictObject({
-    valid: z.literal(false),
-    problems: z.array(z.strictObject({ path: z.string(), message: z.string() })),
-    summary: z.string(),
-  }),
-]);
+export const restoreValidation = validationOutcomeOf(restoreRun);
 export type RestoreValidation = z.infer<typeof restoreValidation>;
 
 export const plannedItem = z.strictObject({
