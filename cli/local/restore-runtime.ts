@@ -1,12 +1,14 @@
 /**
  * `lifeboat --local` for restores: executes statemachines/restore.asl.json in this process,
  * each Task resolved to the same use case its Lambda runs, against a kubeconfig's cluster and a
- * backup location (directory or S3).
+ * backup location (directory or S3). The chunks of a phase fan out as in AWS: the same inner Map
+ * runs several RestorePhase invocations at once. Never changes the definition it runs.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pLimit from 'p-limit';
 import { finalizeRestore } from '../../functions/finalize-restore/finalize-restore.js';
 import { planRestore } from '../../functions/plan-restore/plan-restore.js';
 import { restorePhase } from '../../functions/restore-phase/restore-phase.js';
@@ -17,7 +19,12 @@ import {
   substitute,
 } from '../../shared/adapters/local-state-machine.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
-import { restorePhase as restorePhaseSchema, restoreRun } from '../../shared/contracts/restore-run.js';
+import {
+  type ChunkTotals,
+  restoreChunk,
+  restorePlan,
+  restoreRun,
+} from '../../shared/contracts/restore-run.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -32,15 +39,31 @@ export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   FinalizeRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeRestore',
 };
 
+/** One RestorePhase invocation that returned, with when it ran (performance.now() milliseconds). */
+export interface ChunkRestored {
+  readonly groupResource: string;
+  readonly chunk: number;
+  readonly totals: ChunkTotals;
+  readonly startedMs: number;
+  readonly finishedMs: number;
+}
+
 export interface LocalRestoreOptions {
   readonly cluster: Cluster & ClusterWriter;
   readonly store: ObjectStore;
   readonly clock?: Clock;
+  /**
+   * Item writes in flight at once over the whole restore, shared by the parallel RestorePhase
+   * invocations (as one invocation had before chunks fanned out). Unset: each invocation writes
+   * up to 16 at once, as in Lambda.
+   */
   readonly concurrency?: number;
-  readonly onPhase?: (
-    phase: string,
-    totals: { created: number; updated: number; skipped: number; failed: number },
-  ) => void;
+  /** Items per chunk written by PlanRestore (500 unless set); small values make many invocations. */
+  readonly chunkSize?: number;
+  /** Called once a phase's chunks are all restored, with the phase's totals. */
+  readonly onPhase?: (phase: string, totals: ChunkTotals) => void;
+  /** Called when a RestorePhase invocation returns. */
+  readonly onChunk?: (restored: ChunkRestored) => void;
 }
 
 export async function runLocalRestore(request: unknown, options: LocalRestoreOptions): Promise<JsonValue> {
@@ -49,20 +72,53 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
   const runId = `local-${randomUUID()}`;
   const definition = substitute(await readFile(RESTORE_DEFINITION, 'utf8'), LOCAL_RESTORE_FUNCTION_ARNS);
   const runOf = (input: JsonValue) => restoreRun.parse((input as { run?: unknown }).run);
+  const limit = options.concurrency ? pLimit(options.concurrency) : undefined;
+  // Chunks still to restore and totals so far, per phase index, for onPhase.
+  const phases = new Map<number, { groupResource: string; remaining: number; totals: ChunkTotals }>();
   const handlers: Record<string, (input: JsonValue) => Promise<JsonValue>> = {
     ValidateRestore: async (input) => {
       const { request: req, runId: id } = input as { request: unknown; runId: string };
       return (await validateRestore({ request: req, runId: id }, { store, clock })) as JsonValue;
     },
-    PlanRestore: async (input) => (await planRestore({ run: runOf(input) }, { store, cluster })) as JsonValue,
-    RestorePhase: async (input) => {
-      const phase = restorePhaseSchema.parse((input as { phase?: unknown }).phase);
-      const totals = await restorePhase(
-        { run: runOf(input), phase },
-        { store, cluster, clock, ...(options.concurrency ? { concurrency: options.concurrency } : {}) },
+    PlanRestore: async (input) => {
+      const plan = await planRestore(
+        { run: runOf(input) },
+        { store, cluster, ...(options.chunkSize ? { chunkSize: options.chunkSize } : {}) },
       );
-      options.onPhase?.(phase.groupResource, totals);
-      return totals as JsonValue;
+      phases.clear();
+      for (const p of restorePlan.parse(plan).phases)
+        phases.set(p.index, {
+          groupResource: p.groupResource,
+          remaining: p.chunkIndexes.length,
+          totals: { created: 0, updated: 0, skipped: 0, failed: 0 },
+        });
+      return plan as JsonValue;
+    },
+    RestorePhase: async (input) => {
+      const startedMs = performance.now();
+      const chunk = restoreChunk.parse(input);
+      const result = await restorePhase(chunk, { store, cluster, clock, ...(limit ? { limit } : {}) });
+      const totals = {
+        created: result.created,
+        updated: result.updated,
+        skipped: result.skipped,
+        failed: result.failed,
+      };
+      options.onChunk?.({
+        groupResource: chunk.phase.groupResource,
+        chunk: chunk.chunk,
+        totals,
+        startedMs,
+        finishedMs: performance.now(),
+      });
+      const phase = phases.get(chunk.phase.index);
+      if (phase) {
+        for (const key of ['created', 'updated', 'skipped', 'failed'] as const)
+          phase.totals[key] += totals[key];
+        phase.remaining--;
+        if (phase.remaining === 0) options.onPhase?.(phase.groupResource, phase.totals);
+      }
+      return result as JsonValue;
     },
     FinalizeRestore: async (input) =>
       (await finalizeRestore({ run: runOf(input) }, { store, clock })) as unknown as JsonValue,

@@ -4,6 +4,7 @@
  * with its phase and counts. Each object is written only if absent.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
+import pLimit from 'p-limit';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
 import { rfc3339 } from '../../shared/domain/backup-document.js';
 import { formatLogLine, type LogEvent } from '../../shared/domain/backup-log.js';
@@ -37,10 +38,19 @@ export async function finalizeRestore(
   const log: LogEvent[] = [];
   const list: Record<string, string[]> = {};
   const totals = { created: 0, updated: 0, skipped: 0, failed: 0 };
-  for (const key of await deps.store.list(work.outcomesDir)) {
-    const raw = await deps.store.get(key);
-    if (!raw) continue;
-    const chunk = JSON.parse(gunzipSync(raw).toString('utf8')) as PhaseOutcome;
+  // One outcome per chunk (`<phase>-<chunk>`, a retried chunk rewrote its own), read in parallel
+  // and taken in key order, which is restore order.
+  const read = pLimit(16);
+  const chunks = await Promise.all(
+    (await deps.store.list(work.outcomesDir)).map((key) =>
+      read(async () => {
+        const raw = await deps.store.get(key);
+        return raw ? (JSON.parse(gunzipSync(raw).toString('utf8')) as PhaseOutcome) : undefined;
+      }),
+    ),
+  );
+  for (const chunk of chunks) {
+    if (!chunk) continue;
     log.push(...chunk.log);
     for (const o of chunk.outcomes) {
       totals[o.result]++;

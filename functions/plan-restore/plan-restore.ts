@@ -190,12 +190,17 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
   const order = restorePhases(counts.keys());
   const plan: RestorePlan = {
     dryRun: run.dryRun,
-    phases: order.map((gr, index) => ({
-      index,
-      groupResource: gr,
-      chunks: chunksWritten.get(gr) ?? 0,
-      items: counts.get(gr) ?? 0,
-    })),
+    phases: order.map((gr, index) => {
+      const chunks = chunksWritten.get(gr) ?? 0;
+      // Listed, not computed in the state machine: States.ArrayRange stops at 1,000 entries.
+      return {
+        index,
+        groupResource: gr,
+        chunks,
+        items: counts.get(gr) ?? 0,
+        chunkIndexes: Array.from({ length: chunks }, (_, i) => i),
+      };
+    }),
     totalItems: [...counts.values()].reduce((a, b) => a + b, 0),
     skipped,
   };

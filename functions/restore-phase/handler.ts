@@ -1,14 +1,10 @@
-/** Lambda entry of RestorePhase (one phase of the Map). */
-import { restorePhase as phaseSchema, restoreRun } from '../../shared/contracts/restore-run.js';
+/** Lambda entry of RestorePhase: one chunk of one phase, as the inner Map of the restore passes it. */
+import { restoreChunk } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
 import { clock, clusterNamed, store } from '../wiring.js';
 import { restorePhase } from './restore-phase.js';
 
-export const handler = lambdaHandler(
-  'RestorePhase',
-  async (event: { run?: unknown; phase?: unknown }, signal) => {
-    const run = restoreRun.parse(event.run);
-    const phase = phaseSchema.parse(event.phase);
-    return restorePhase({ run, phase }, { store, clock, cluster: await clusterNamed(run.cluster), signal });
-  },
-);
+export const handler = lambdaHandler('RestorePhase', async (event: unknown, signal) => {
+  const input = restoreChunk.parse(event);
+  return restorePhase(input, { store, clock, cluster: await clusterNamed(input.run.cluster), signal });
+});

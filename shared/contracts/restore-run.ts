@@ -1,6 +1,6 @@
 /**
  * What the restore state machine's steps pass each other: the run, the plan (phases and the
- * keys of their item chunks, never the items) and each chunk's outcome.
+ * indexes of their item chunks, never the items), one chunk to restore and each chunk's outcome.
  */
 import { z } from 'zod';
 import { validationOutcomeOf } from './kubernetes.js';
@@ -31,8 +31,27 @@ export const restorePhase = z.strictObject({
   groupResource: z.string(),
   chunks: z.number().int(),
   items: z.number().int(),
+  /** 0 … chunks-1: the inner Map runs one RestorePhase invocation per entry. */
+  chunkIndexes: z.array(z.number().int().nonnegative()),
 });
 export type RestorePhase = z.infer<typeof restorePhase>;
+
+/** What one RestorePhase invocation restores: one chunk of one phase. */
+export const restoreChunk = z.strictObject({
+  run: restoreRun,
+  phase: restorePhase.pick({ index: true, groupResource: true }),
+  chunk: z.number().int().nonnegative(),
+});
+export type RestoreChunk = z.infer<typeof restoreChunk>;
+
+/** A chunk's counts: all that comes back to the state machine (outcomes stay in the store). */
+export const chunkTotals = z.strictObject({
+  created: z.number().int(),
+  updated: z.number().int(),
+  skipped: z.number().int(),
+  failed: z.number().int(),
+});
+export type ChunkTotals = z.infer<typeof chunkTotals>;
 
 export const restorePlan = z.strictObject({
   dryRun: z.boolean(),

@@ -145,6 +145,171 @@ describe('statemachines/restore.asl.json', () => {
     }
     expect(restoreDefinition.States.RestorePhases?.MaxConcurrency).toBe(1);
   });
+
+  it('restores each phase by an inner Map that invokes RestorePhase once per chunk, at most ten at a time', () => {
+    const phases = restoreDefinition.States.RestorePhases as {
+      ItemsPath: string;
+      ItemProcessor: { StartAt: string; States: Record<string, Record<string, unknown>> };
+    };
+    expect(phases.ItemsPath).toBe('$.plan.phases');
+    const chunks = phases.ItemProcessor.States[phases.ItemProcessor.StartAt] as {
+      Type: string;
+      ItemsPath: string;
+      MaxConcurrency: number;
+      ItemSelector: Record<string, unknown>;
+      ItemProcessor: { StartAt: string; States: Record<string, Record<string, unknown>> };
+      End: boolean;
+    };
+    expect(chunks).toMatchObject({ Type: 'Map', ItemsPath: '$.phase.chunkIndexes', End: true });
+    expect(chunks.MaxConcurrency).toBeGreaterThan(1);
+    expect(chunks.MaxConcurrency).toBeLessThanOrEqual(10);
+    expect(chunks.ItemSelector).toMatchObject({ 'chunk.$': '$$.Map.Item.Value' });
+    const task = chunks.ItemProcessor.States[chunks.ItemProcessor.StartAt];
+    expect(task).toMatchObject({ Type: 'Task', End: true });
+    expect(substitute(JSON.stringify(task?.Resource), LOCAL_RESTORE_FUNCTION_ARNS)).toBe(
+      JSON.stringify(LOCAL_RESTORE_FUNCTION_ARNS.RestorePhaseFunctionArn),
+    );
+    expect(Object.keys(chunks.ItemProcessor.States)).toEqual(['RestorePhase']);
+  });
+});
+
+describe('the restore flow', () => {
+  const restoreText = substitute(readFileSync(RESTORE_DEFINITION, 'utf8'), LOCAL_RESTORE_FUNCTION_ARNS);
+  const run = { name: 'r', backupName: 'b', cluster: 'c', runId: 'x', startedAt: 't', dryRun: false };
+  const phase = (index: number, groupResource: string, chunks: number) => ({
+    index,
+    groupResource,
+    chunks,
+    items: chunks * 5,
+    chunkIndexes: Array.from({ length: chunks }, (_, i) => i),
+  });
+  const plan = {
+    dryRun: false,
+    totalItems: 200,
+    skipped: 0,
+    phases: [
+      phase(0, 'customresourcedefinitions.apiextensions.k8s.io', 3),
+      phase(1, 'namespaces', 1),
+      phase(2, 'configmaps', 36),
+    ],
+  };
+  const totals = { created: 5, updated: 0, skipped: 0, failed: 0 };
+
+  /** Runs the restore with a RestorePhase that records each call and how many ran at once. */
+  async function execute(options: { restorePhase?: (input: JsonValue) => Promise<void> } = {}) {
+    const calls: {
+      phase: number;
+      groupResource: string;
+      chunk: number;
+      input: JsonValue;
+      /** Chunks of earlier phases finished when this one started. */
+      earlierPhasesDone: number;
+    }[] = [];
+    const finished: number[] = [];
+    let running = 0;
+    let mostAtOnce = 0;
+    let finalizeInput: JsonValue = null;
+    const output = await runLocalStateMachine({
+      definition: restoreText,
+      input: { request: {} },
+      executionName: 'x',
+      taskToken: 't',
+      handlers: {
+        ValidateRestore: async () => ({ valid: true, run }),
+        PlanRestore: async () => plan,
+        RestorePhase: async (input) => {
+          const { phase: p, chunk } = input as {
+            phase: { index: number; groupResource: string };
+            chunk: number;
+          };
+          calls.push({
+            phase: p.index,
+            groupResource: p.groupResource,
+            chunk,
+            input,
+            earlierPhasesDone: finished.filter((f) => f < p.index).length,
+          });
+          running++;
+          mostAtOnce = Math.max(mostAtOnce, running);
+          try {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            await options.restorePhase?.(input);
+          } finally {
+            running--;
+          }
+          finished.push(p.index);
+          return { phase: p.groupResource, chunk, ...totals };
+        },
+        FinalizeRestore: async (input) => {
+          finalizeInput = input;
+          return { name: 'r', phase: 'Completed' };
+        },
+      },
+    });
+    return { output, calls, finished, mostAtOnce, finalizeInput };
+  }
+
+  it('invokes RestorePhase once per chunk of every phase, with only the run, the phase and the chunk', async () => {
+    const { output, calls, finalizeInput } = await execute();
+    expect(output).toEqual({ name: 'r', phase: 'Completed' });
+    const expected = plan.phases.flatMap((p) => p.chunkIndexes.map((c) => `${p.index}/${c}`));
+    expect(calls.map((c) => `${c.phase}/${c.chunk}`).sort()).toEqual(expected.sort());
+    expect(calls[0]?.input).toEqual({
+      run,
+      phase: { index: 0, groupResource: 'customresourcedefinitions.apiextensions.k8s.io' },
+      chunk: 0,
+    });
+    // Nothing of the phases' results reaches the rest of the execution.
+    expect(finalizeInput).toEqual({ run });
+  });
+
+  it('runs the chunks of a phase in parallel, never more than MaxConcurrency, and phases strictly in order', async () => {
+    const { calls, finished, mostAtOnce } = await execute();
+    expect(mostAtOnce).toBeGreaterThan(1);
+    expect(mostAtOnce).toBeLessThanOrEqual(10);
+    // A chunk of a phase starts only after every chunk of the phases before it has finished.
+    for (const call of calls) {
+      const before = plan.phases.filter((p) => p.index < call.phase).reduce((n, p) => n + p.chunks, 0);
+      expect(call.earlierPhasesDone, `${call.phase}/${call.chunk}`).toBe(before);
+    }
+    expect(calls.map((c) => c.phase)).toEqual([...calls.map((c) => c.phase)].sort((a, b) => a - b));
+    expect(finished).toEqual([...finished].sort((a, b) => a - b));
+  });
+
+  it('retries a chunk that failed with a RetryableError, and only that chunk', async () => {
+    let failures = 0;
+    const { output, calls } = await execute({
+      restorePhase: async (input) => {
+        const { phase: p, chunk } = input as { phase: { index: number }; chunk: number };
+        if (p.index === 2 && chunk === 7 && failures < 2) {
+          failures++;
+          throw Object.assign(new Error('throttled'), { name: 'RetryableError' });
+        }
+      },
+    });
+    expect(output).toEqual({ name: 'r', phase: 'Completed' });
+    expect(calls.filter((c) => c.phase === 2 && c.chunk === 7)).toHaveLength(3);
+    expect(calls).toHaveLength(plan.phases.reduce((n, p) => n + p.chunks, 0) + 2);
+  });
+
+  it('ends RestoreFailed when a chunk fails for good, and starts no later phase', async () => {
+    const calls: number[] = [];
+    const failing = execute({
+      restorePhase: async (input) => {
+        const { phase: p, chunk } = input as { phase: { index: number }; chunk: number };
+        calls.push(p.index);
+        if (p.index === 0 && chunk === 1)
+          throw Object.assign(new Error('the chunk is gone'), { name: 'LifeboatError' });
+      },
+    });
+    await expect(failing).rejects.toSatisfy(
+      (e: unknown) =>
+        e instanceof ExecutionFailed &&
+        e.failure.error === 'RestoreFailed' &&
+        e.failure.cause.includes('the chunk is gone'),
+    );
+    expect(calls.every((p) => p === 0)).toBe(true);
+  });
 });
 
 describe('the backup flow', () => {
