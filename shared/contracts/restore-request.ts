@@ -18,6 +18,7 @@ import {
   problemsOf,
   type ValidationResult,
 } from './kubernetes.js';
+import { type ResourceModifiersInput, resourceModifiersInput } from './resource-modifiers.js';
 
 const execRestoreHook = z.strictObject({
   ...execHookBase,
@@ -67,8 +68,20 @@ export const restoreSpec = z.strictObject({
     .optional(),
   hooks: z.strictObject({ resources: z.array(restoreHookSpec).optional() }).optional(),
   itemOperationTimeout: duration.optional(),
+  /**
+   * Velero: `{kind: ConfigMap, name}`, a ConfigMap with the rules in its only data key, read from
+   * the target cluster. Lifeboat adds `namespace` (default: the restore's `metadata.namespace`,
+   * else `velero`, where Velero reads it: its install namespace) and `inline`, the rule set itself
+   * (`{version: v1, resourceModifierRules: [...]}`) instead of a ConfigMap.
+   */
   resourceModifier: z
-    .strictObject({ apiGroup: z.string().optional(), kind: z.string(), name: z.string() })
+    .strictObject({
+      apiGroup: z.string().optional(),
+      kind: z.string().optional(),
+      name: z.string().optional(),
+      namespace: z.string().optional(),
+      inline: resourceModifiersInput.optional(),
+    })
     .optional(),
   uploaderConfig: z
     .strictObject({
@@ -93,6 +106,44 @@ export const restoreRequest = z.strictObject({
   }),
 });
 export type RestoreRequest = z.infer<typeof restoreRequest>;
+
+/** Where a restore's resource modifiers come from, once the request is valid. */
+export type ResourceModifierSource =
+  | { readonly kind: 'inline'; readonly input: ResourceModifiersInput }
+  | { readonly kind: 'configMap'; readonly namespace: string; readonly name: string };
+
+/** Velero reads the ConfigMap from its install namespace, `velero` by default. */
+export const DEFAULT_RESOURCE_MODIFIER_NAMESPACE = 'velero';
+
+export function resourceModifierSource(request: RestoreRequest): ResourceModifierSource | undefined {
+  const ref = request.restore.spec.resourceModifier;
+  if (!ref) return undefined;
+  if (ref.inline) return { kind: 'inline', input: ref.inline };
+  return {
+    kind: 'configMap',
+    namespace: ref.namespace ?? request.restore.metadata.namespace ?? DEFAULT_RESOURCE_MODIFIER_NAMESPACE,
+    name: ref.name ?? '',
+  };
+}
+
+function resourceModifierProblems(spec: RestoreSpec): FieldProblem[] {
+  const ref = spec.resourceModifier;
+  const path = (field: string) => `restore.spec.resourceModifier${field ? `.${field}` : ''}`;
+  if (!ref) return [];
+  if (ref.inline) {
+    const extra = (['apiGroup', 'kind', 'name', 'namespace'] as const).filter((f) => ref[f] !== undefined);
+    return extra.length > 0
+      ? [{ path: path(''), message: `inline rules and a ConfigMap (${extra.join(', ')}) exclude each other` }]
+      : [];
+  }
+  const problems: FieldProblem[] = [];
+  // Velero only knows ConfigMap references (resourcemodifiers.ConfigmapRefType, any case).
+  if (ref.kind?.toLowerCase() !== 'configmap')
+    problems.push({ path: path('kind'), message: 'must be ConfigMap (or give the rules inline)' });
+  if (!ref.name || !dnsSubdomain.safeParse(ref.name).success)
+    problems.push({ path: path('name'), message: 'must name the ConfigMap holding the rules' });
+  return problems;
+}
 
 /** Velero's restore controller checks (restore_controller.go validateAndComplete). */
 function crossFieldProblems(spec: RestoreSpec): FieldProblem[] {
@@ -127,6 +178,7 @@ function crossFieldProblems(spec: RestoreSpec): FieldProblem[] {
       message: 'labelSelector and orLabelSelectors cannot co-exist',
     });
   }
+  problems.push(...resourceModifierProblems(spec));
   const targets = Object.values(spec.namespaceMapping ?? {});
   const duplicate = targets.find((t, i) => targets.indexOf(t) !== i);
   if (duplicate)

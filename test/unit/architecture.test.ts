@@ -58,8 +58,11 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
 };
 
 const PLATFORM_CLIENT = /^(@aws-sdk\/|@smithy\/|@kubernetes\/client-node)/;
-/** Packages the pure domain may not use either: it has no I/O and no framework. */
-const DOMAIN_ALLOWED_PACKAGES: readonly string[] = [];
+/**
+ * Packages the pure domain may use: none with I/O or a framework, only pure implementations of
+ * formats (JSON patch, RFC 6902, for restore resource modifiers).
+ */
+const DOMAIN_ALLOWED_PACKAGES: readonly string[] = ['fast-json-patch'];
 
 function violation(options: { file: string; specifier: string }): string | undefined {
   const { file, specifier } = options;

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { validateRestoreRequest } from '../../../../shared/contracts/restore-request.js';
+import {
+  resourceModifierSource,
+  validateRestoreRequest,
+} from '../../../../shared/contracts/restore-request.js';
 
 const request = (spec: Record<string, unknown>, name = 'restore-1') => ({
   cluster: 'dr',
@@ -83,7 +86,87 @@ describe('the restore request', () => {
       spec: { backupName: 'a', itemOperationTimeout: 'soon' },
       paths: ['restore.spec.itemOperationTimeout'],
     },
+    {
+      case: 'a resource modifier of another kind than ConfigMap',
+      spec: { backupName: 'a', resourceModifier: { kind: 'Secret', name: 'mods' } },
+      paths: ['restore.spec.resourceModifier.kind'],
+    },
+    {
+      case: 'a resource modifier ConfigMap without name',
+      spec: { backupName: 'a', resourceModifier: { kind: 'ConfigMap' } },
+      paths: ['restore.spec.resourceModifier.name'],
+    },
+    {
+      case: 'inline resource modifiers and a ConfigMap at once',
+      spec: {
+        backupName: 'a',
+        resourceModifier: {
+          kind: 'ConfigMap',
+          name: 'mods',
+          inline: {
+            version: 'v1',
+            resourceModifierRules: [
+              { conditions: { groupResource: 'pods' }, mergePatches: [{ patchData: '{}' }] },
+            ],
+          },
+        },
+      },
+      paths: ['restore.spec.resourceModifier'],
+    },
+    {
+      case: 'invalid inline resource modifiers',
+      spec: {
+        backupName: 'a',
+        resourceModifier: {
+          inline: {
+            version: 'v1',
+            resourceModifierRules: [
+              { conditions: { groupResource: 'pods' }, patches: [{ operation: 'nope', path: '/a' }] },
+            ],
+          },
+        },
+      },
+      paths: ['restore.spec.resourceModifier.inline.resourceModifierRules[0].patches[0].operation'],
+    },
   ])('reports $case by field path', ({ spec, paths: expected }) => {
     expect(paths(request(spec))).toEqual(expected);
+  });
+});
+
+describe('the source of a restore’s resource modifiers', () => {
+  const source = (resourceModifier: Record<string, unknown>, namespace?: string) => {
+    const result = validateRestoreRequest({
+      cluster: 'dr',
+      restore: {
+        metadata: { name: 'r', ...(namespace ? { namespace } : {}) },
+        spec: { backupName: 'b', resourceModifier },
+      },
+    });
+    if (!result.ok) throw new Error(JSON.stringify(result.problems));
+    return resourceModifierSource(result.value);
+  };
+
+  it('is a ConfigMap in Velero’s namespace unless the reference or the restore names one', () => {
+    expect(source({ kind: 'configmap', name: 'mods' })).toEqual({
+      kind: 'configMap',
+      namespace: 'velero',
+      name: 'mods',
+    });
+    expect(source({ kind: 'ConfigMap', name: 'mods' }, 'backup-ops')).toEqual({
+      kind: 'configMap',
+      namespace: 'backup-ops',
+      name: 'mods',
+    });
+    expect(source({ kind: 'ConfigMap', name: 'mods', namespace: 'dr' }, 'backup-ops')).toMatchObject({
+      namespace: 'dr',
+    });
+  });
+
+  it('is the inline rule set when one is given', () => {
+    const inline = {
+      version: 'v1',
+      resourceModifierRules: [{ conditions: { groupResource: 'pods' }, mergePatches: [{ patchData: '{}' }] }],
+    };
+    expect(source({ inline })).toEqual({ kind: 'inline', input: inline });
   });
 });
