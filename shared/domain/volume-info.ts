@@ -1,0 +1,395 @@
+/**
+ * volumes-info: one entry per PVC/PV of a backup saying how its data was backed up or why it was
+ * skipped (`<backup>-volumeinfo.json.gz`, Velero `internal/volume/volumes_information.go`), the
+ * restore's counterpart, and Velero's native `volume.Snapshot` records
+ * (`<backup>-volumesnapshots.json.gz`). Key spellings are Velero's exactly, including the Go
+ * field names that carry no json tag (`Phase`, `ReadyToUse`); optional keys are left out where
+ * Go's `omitempty` leaves them out. Pure: never reads a clock, never drops a volume.
+ */
+import type { SkipApproach, VolumeDecision } from './volume-policy.js';
+
+export type VolumeMethod = 'NativeSnapshot' | 'PodVolumeBackup' | 'CSISnapshot' | 'PodVolumeRestore';
+export type VolumeResult = 'succeeded' | 'failed';
+export type NativeSnapshotPhase = 'New' | 'InProgress' | 'Completed' | 'Failed';
+
+export interface CSISnapshotInfo {
+  readonly snapshotHandle: string;
+  readonly size: number;
+  readonly driver: string;
+  readonly vscName: string;
+  readonly operationID?: string;
+  /** Go `*bool` without a json tag: always present, null when unknown. */
+  readonly ReadyToUse: boolean | null;
+}
+
+export interface SnapshotDataMovementInfo {
+  readonly dataMover: string;
+  readonly uploaderType: string;
+  readonly retainedSnapshot?: string;
+  readonly snapshotHandle: string;
+  readonly operationID: string;
+  readonly size: number;
+  readonly Phase: string;
+}
+
+export interface NativeSnapshotInfo {
+  readonly snapshotHandle: string;
+  readonly volumeType: string;
+  readonly volumeAZ: string;
+  /** A decimal string, "0" when the volume type has no provisioned IOPS. */
+  readonly iops: string;
+  /** Empty in restore entries, where Velero does not set it. */
+  readonly Phase: NativeSnapshotPhase | '';
+}
+
+export interface PodVolumeInfo {
+  readonly snapshotHandle?: string;
+  readonly size?: number;
+  readonly uploaderType: string;
+  readonly volumeName: string;
+  readonly podName: string;
+  readonly podNamespace: string;
+  readonly nodeName?: string;
+  readonly Phase: string;
+}
+
+export interface PVInfo {
+  readonly reclaimPolicy: string;
+  /** Go map without omitempty: null when the PV has no labels. */
+  readonly labels: Readonly<Record<string, string>> | null;
+}
+
+export interface BackupVolumeInfo {
+  readonly pvcName?: string;
+  readonly pvcNamespace?: string;
+  readonly pvName?: string;
+  readonly backupMethod?: Exclude<VolumeMethod, 'PodVolumeRestore'>;
+  readonly snapshotDataMoved: boolean;
+  readonly preserveLocalSnapshot: boolean;
+  readonly skipped: boolean;
+  readonly skippedReason?: string;
+  readonly startTimestamp?: string;
+  readonly completionTimestamp?: string;
+  readonly result?: VolumeResult;
+  readonly csiSnapshotInfo?: CSISnapshotInfo;
+  readonly snapshotDataMovementInfo?: SnapshotDataMovementInfo;
+  readonly nativeSnapshotInfo?: NativeSnapshotInfo;
+  readonly pvbInfo?: PodVolumeInfo;
+  readonly pvInfo?: PVInfo;
+}
+
+export interface RestoreVolumeInfo {
+  readonly pvcName?: string;
+  readonly pvcNamespace?: string;
+  readonly pvName?: string;
+  readonly restoreMethod?: VolumeMethod;
+  readonly snapshotDataMoved: boolean;
+  readonly csiSnapshotInfo?: CSISnapshotInfo;
+  readonly snapshotDataMovementInfo?: SnapshotDataMovementInfo;
+  readonly nativeSnapshotInfo?: NativeSnapshotInfo;
+  readonly pvrInfo?: PodVolumeInfo;
+}
+
+/** Velero's native `volume.Snapshot`, one per native snapshot taken. */
+export interface NativeVolumeSnapshot {
+  readonly spec: {
+    readonly backupName: string;
+    readonly backupUID: string;
+    readonly location: string;
+    readonly persistentVolumeName: string;
+    readonly providerVolumeID: string;
+    readonly volumeType: string;
+    readonly volumeAZ?: string;
+    readonly volumeIOPS?: number;
+  };
+  readonly status: { readonly providerSnapshotID?: string; readonly phase?: NativeSnapshotPhase };
+}
+
+/** A metav1.Time as Go marshals it: RFC 3339, whole seconds, UTC. */
+export function kubeTime(at: Date | string): string {
+  return new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+const some = <K extends string, V>(key: K, value: V | undefined | ''): { [P in K]?: V } =>
+  (value === undefined || value === '' ? {} : { [key]: value }) as { [P in K]?: V };
+
+export function nativeVolumeSnapshotOf(options: {
+  backupName: string;
+  backupUID: string;
+  /** The volume snapshot location's name. */
+  location: string;
+  pvName: string;
+  volumeId: string;
+  volumeType: string;
+  volumeAZ?: string;
+  iops?: number;
+  snapshotId?: string;
+  phase: NativeSnapshotPhase;
+}): NativeVolumeSnapshot {
+  return {
+    spec: {
+      backupName: options.backupName,
+      backupUID: options.backupUID,
+      location: options.location,
+      persistentVolumeName: options.pvName,
+      providerVolumeID: options.volumeId,
+      volumeType: options.volumeType,
+      ...some('volumeAZ', options.volumeAZ),
+      ...some('volumeIOPS', options.iops),
+    },
+    status: { ...some('providerSnapshotID', options.snapshotId), phase: options.phase },
+  };
+}
+
+/** Velero newNativeSnapshotInfo. */
+export function nativeSnapshotInfoOf(snapshot: NativeVolumeSnapshot): NativeSnapshotInfo {
+  return {
+    snapshotHandle: snapshot.status.providerSnapshotID ?? '',
+    volumeType: snapshot.spec.volumeType,
+    volumeAZ: snapshot.spec.volumeAZ ?? '',
+    iops: String(snapshot.spec.volumeIOPS ?? 0),
+    Phase: snapshot.status.phase ?? '',
+  };
+}
+
+/** One PVC/PV of the backup: a PVC with its PV, a PVC alone (unbound), or a PV alone. */
+export interface BackupVolume {
+  readonly pvcNamespace?: string;
+  readonly pvcName?: string;
+  readonly pvName?: string;
+  readonly pvInfo?: PVInfo;
+}
+
+export interface ClaimFacts {
+  readonly namespace: string;
+  readonly name: string;
+  readonly volumeName?: string;
+}
+
+export interface PersistentVolumeFacts {
+  readonly name: string;
+  readonly claim?: { readonly namespace: string; readonly name: string };
+  readonly reclaimPolicy?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+type KubeObject = Readonly<Record<string, unknown>>;
+const record = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+export function claimFactsOf(pvc: KubeObject): ClaimFacts {
+  const meta = record(pvc.metadata);
+  const volumeName = text(record(pvc.spec).volumeName);
+  return { namespace: text(meta.namespace), name: text(meta.name), ...some('volumeName', volumeName) };
+}
+
+export function persistentVolumeFactsOf(pv: KubeObject): PersistentVolumeFacts {
+  const meta = record(pv.metadata);
+  const spec = record(pv.spec);
+  const claimRef = record(spec.claimRef);
+  const labels = Object.entries(record(meta.labels)).filter(
+    (e): e is [string, string] => typeof e[1] === 'string',
+  );
+  return {
+    name: text(meta.name),
+    ...(text(claimRef.name)
+      ? { claim: { namespace: text(claimRef.namespace), name: text(claimRef.name) } }
+      : {}),
+    ...some('reclaimPolicy', text(spec.persistentVolumeReclaimPolicy)),
+    ...(labels.length > 0 ? { labels: Object.fromEntries(labels) } : {}),
+  };
+}
+
+const claimKey = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/**
+ * The volumes of a backup: each PVC paired with the PV its `spec.volumeName` names (when that PV
+ * is in the backup), then each PV no PVC took. A PV alone keeps its claimRef's PVC name unless
+ * that PVC has its own entry, so no PVC and no PV is named by two entries.
+ */
+export function backupVolumesOf(options: {
+  pvcs: readonly ClaimFacts[];
+  pvs: readonly PersistentVolumeFacts[];
+}): BackupVolume[] {
+  const pvs = new Map(options.pvs.map((pv) => [pv.name, pv]));
+  const usedPvs = new Set<string>();
+  const claims = new Set<string>();
+  const volumes: BackupVolume[] = [];
+  for (const pvc of options.pvcs) {
+    const key = claimKey(pvc.namespace, pvc.name);
+    if (claims.has(key)) continue;
+    claims.add(key);
+    const pv = pvc.volumeName ? pvs.get(pvc.volumeName) : undefined;
+    const pvName = pvc.volumeName && !usedPvs.has(pvc.volumeName) ? pvc.volumeName : undefined;
+    if (pvName) usedPvs.add(pvName);
+    volumes.push({
+      pvcNamespace: pvc.namespace,
+      pvcName: pvc.name,
+      ...some('pvName', pvName),
+      ...(pv && pvName ? { pvInfo: pvInfoOf(pv) } : {}),
+    });
+  }
+  for (const pv of options.pvs) {
+    if (usedPvs.has(pv.name)) continue;
+    usedPvs.add(pv.name);
+    const claim = pv.claim && !claims.has(claimKey(pv.claim.namespace, pv.claim.name)) ? pv.claim : undefined;
+    volumes.push({
+      ...(claim ? { pvcNamespace: claim.namespace, pvcName: claim.name } : {}),
+      pvName: pv.name,
+      pvInfo: pvInfoOf(pv),
+    });
+  }
+  return volumes;
+}
+
+function pvInfoOf(pv: PersistentVolumeFacts): PVInfo {
+  return { reclaimPolicy: pv.reclaimPolicy ?? '', labels: pv.labels ? { ...pv.labels } : null };
+}
+
+/** A native snapshot as the backup took it: Velero's record plus when it started and finished. */
+export interface NativeSnapshotOutcome {
+  readonly snapshot: NativeVolumeSnapshot;
+  readonly startedAt?: Date | string;
+  readonly completedAt?: Date | string;
+}
+
+/** Said of volumes whose data only the (future) data mover can move. */
+export const DATA_MOVER_UNAVAILABLE = 'fs-backup/data movement not available yet';
+
+function skippedBecause(options: { approach: SkipApproach; reason: string }): {
+  skipped: true;
+  skippedReason: string;
+} {
+  // Velero's SerializeSkipReasons: "<approach>: <reason>;".
+  return { skipped: true, skippedReason: `${options.approach}: ${options.reason};` };
+}
+
+function skipOf(decision: VolumeDecision | undefined): { approach: SkipApproach; reason: string } {
+  if (!decision) return { approach: 'any', reason: 'the backup made no decision for this volume' };
+  if (decision.action === 'skip') return decision;
+  if (decision.action === 'fs-backup') {
+    return {
+      approach: 'podvolume',
+      reason: `${DATA_MOVER_UNAVAILABLE}: selected for fs-backup (${decision.reason}) of pod ${decision.pod.namespace}/${decision.pod.name} volume "${decision.pod.volumeName}"`,
+    };
+  }
+  if (decision.moveData) {
+    return {
+      approach: 'csiSnapshot',
+      reason: `${DATA_MOVER_UNAVAILABLE}: snapshotMoveData asks to move this CSI volume's data (${decision.reason})`,
+    };
+  }
+  return decision.method === 'csi'
+    ? { approach: 'csiSnapshot', reason: `no CSI snapshot was taken (${decision.reason})` }
+    : { approach: 'volumeSnapshot', reason: `no native snapshot was recorded (${decision.reason})` };
+}
+
+/**
+ * The volumes-info entry of one volume: its native snapshot when one was taken, else skipped with
+ * the reason (the decision's own, or why its chosen method did not run).
+ */
+export function backupVolumeInfoOf(options: {
+  volume: BackupVolume;
+  decision?: VolumeDecision;
+  outcome?: NativeSnapshotOutcome;
+}): BackupVolumeInfo {
+  const { volume, outcome } = options;
+  const names = {
+    ...some('pvcName', volume.pvcName),
+    ...some('pvcNamespace', volume.pvcNamespace),
+    ...some('pvName', volume.pvName),
+  };
+  const pvInfo = volume.pvInfo ? { pvInfo: volume.pvInfo } : {};
+  if (!outcome) {
+    return {
+      ...names,
+      snapshotDataMoved: false,
+      preserveLocalSnapshot: false,
+      ...skippedBecause(skipOf(options.decision)),
+      ...pvInfo,
+    };
+  }
+  const info = nativeSnapshotInfoOf(outcome.snapshot);
+  return {
+    ...names,
+    backupMethod: 'NativeSnapshot',
+    snapshotDataMoved: false,
+    preserveLocalSnapshot: false,
+    skipped: false,
+    ...(outcome.startedAt === undefined ? {} : { startTimestamp: kubeTime(outcome.startedAt) }),
+    ...(outcome.completedAt === undefined ? {} : { completionTimestamp: kubeTime(outcome.completedAt) }),
+    // Velero: succeeded only when the snapshot's phase is Completed.
+    result: info.Phase === 'Completed' ? 'succeeded' : 'failed',
+    nativeSnapshotInfo: info,
+    ...pvInfo,
+  };
+}
+
+/** What the backup did with one volume, named by its PV and/or PVC. */
+export interface HandledVolume {
+  readonly pvName?: string;
+  readonly pvcNamespace?: string;
+  readonly pvcName?: string;
+  readonly decision: VolumeDecision;
+  readonly outcome?: NativeSnapshotOutcome;
+}
+
+function names(volume: BackupVolume, handled: HandledVolume): boolean {
+  if (volume.pvName && handled.pvName) return volume.pvName === handled.pvName;
+  return (
+    !!volume.pvcName &&
+    volume.pvcName === handled.pvcName &&
+    (volume.pvcNamespace ?? '') === (handled.pvcNamespace ?? '')
+  );
+}
+
+/**
+ * Exactly one volumes-info entry per volume of the backup, in the volumes' order. A volume no
+ * record names is skipped with a reason saying so; a record naming no volume of the backup comes
+ * back in `unmatched` for the caller to report. Among records naming one volume, the first with a
+ * snapshot outcome wins, else the first.
+ */
+export function assembleBackupVolumeInfos(options: {
+  volumes: readonly BackupVolume[];
+  handled: readonly HandledVolume[];
+}): { infos: BackupVolumeInfo[]; unmatched: HandledVolume[] } {
+  const matched = new Set<HandledVolume>();
+  const infos = options.volumes.map((volume) => {
+    const candidates = options.handled.filter((h) => names(volume, h));
+    for (const c of candidates) matched.add(c);
+    const chosen = candidates.find((c) => c.outcome) ?? candidates[0];
+    return backupVolumeInfoOf({
+      volume,
+      ...(chosen ? { decision: chosen.decision } : {}),
+      ...(chosen?.outcome ? { outcome: chosen.outcome } : {}),
+    });
+  });
+  return { infos, unmatched: options.handled.filter((h) => !matched.has(h)) };
+}
+
+/** A restore's entry for a PV re-created from a native snapshot (Velero TrackNativeSnapshot). */
+export function restoredFromNativeSnapshot(options: {
+  pvName: string;
+  pvcName?: string;
+  pvcNamespace?: string;
+  snapshotHandle: string;
+  volumeType: string;
+  volumeAZ: string;
+  iops?: number;
+}): RestoreVolumeInfo {
+  return {
+    ...some('pvcName', options.pvcName),
+    ...some('pvcNamespace', options.pvcNamespace),
+    pvName: options.pvName,
+    restoreMethod: 'NativeSnapshot',
+    snapshotDataMoved: false,
+    nativeSnapshotInfo: {
+      snapshotHandle: options.snapshotHandle,
+      volumeType: options.volumeType,
+      volumeAZ: options.volumeAZ,
+      iops: String(options.iops ?? 0),
+      Phase: '',
+    },
+  };
+}
