@@ -5,7 +5,8 @@
  * the items, errors and log. Idempotent: a redelivered message rewrites the same fragment and
  * result. A problem with one item becomes an error in the result, never a failed block.
  */
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
 import { type TarEntry, tarOf } from '../../shared/adapters/tar-archive.js';
 import {
   type BlockItem,
@@ -24,6 +25,9 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import { completeIfDone } from '../backup-completion.js';
+
+// Compression runs on libuv's thread pool, beside the event loop, not on it.
+const gzip = promisify(gzipCallback);
 
 export interface BackupItemBlockDeps {
   readonly store: ObjectStore;
@@ -82,7 +86,7 @@ export async function backupItemBlocks(
     // The tar mtime is the backup's start, so a redelivery writes identical bytes.
     const tar = await tarOf(entries, { mtime: new Date(message.backup.startedAt) });
     fragmentKey = work.fragment(message.messageId);
-    await deps.store.put(fragmentKey, gzipSync(withoutEndOfArchive(tar)), {
+    await deps.store.put(fragmentKey, await gzip(withoutEndOfArchive(tar)), {
       contentType: 'application/gzip',
     });
   }
@@ -101,7 +105,7 @@ async function writeResult(options: {
   const { message, result, deps } = options;
   const work = backupWorkKeys(message.backup);
   try {
-    await deps.store.put(work.messageResult(message.messageId), gzipSync(JSON.stringify(result)), {
+    await deps.store.put(work.messageResult(message.messageId), await gzip(JSON.stringify(result)), {
       contentType: 'application/gzip',
       ...(options.onlyIfAbsent ? { ifNoneMatch: true } : {}),
     });

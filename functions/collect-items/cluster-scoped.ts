@@ -7,8 +7,8 @@ import type { BlockItem } from '../../shared/contracts/backup-run.js';
 import type { ApiResource } from '../../shared/domain/api-resources.js';
 import { groupResource } from '../../shared/domain/api-resources.js';
 import { type BackupPlan, excludedByLabel } from '../../shared/domain/backup-plan.js';
-import { shouldInclude } from '../../shared/domain/includes-excludes.js';
 import type { ItemRef } from '../../shared/domain/item-ref.js';
+import { missingIncludedNamespaces, namespaceTracked } from '../../shared/domain/namespace-tracker.js';
 import { excludesRelated, type ResourceFilter } from '../../shared/domain/resource-filter.js';
 import type { CollectItemsDeps } from './collect-items.js';
 import { listAll, meta } from './list-all.js';
@@ -22,12 +22,12 @@ export async function emitNamespaces(options: {
   excluded: boolean;
   discovered: readonly ApiResource[];
   emitBlock: (items: BlockItem[]) => Promise<void>;
+  note: Note;
 }): Promise<void> {
   const { deps, plan } = options;
   const resource = options.discovered.find((r) => r.group === '' && r.resource === 'namespaces');
-  if (!resource) return;
-  if (options.excluded) return;
-  const bySelector = plan.labelSelector !== undefined || (plan.orLabelSelectors?.length ?? 0) > 0;
+  if (!resource || options.excluded) return;
+  const existing = new Set<string>();
   for await (const object of listAll({
     cluster: deps.cluster,
     resource,
@@ -37,9 +37,17 @@ export async function emitNamespaces(options: {
     onRestart: () => undefined,
   })) {
     const m = meta(object);
-    const wanted =
-      options.namespacesWithItems.has(m.name) ||
-      (!bySelector && shouldInclude(plan.namespaces, m.name) && !m.deleting);
+    existing.add(m.name);
+    const phase = (object.status as { phase?: unknown } | undefined)?.phase;
+    const wanted = namespaceTracked(
+      { name: m.name, labels: m.labels, active: !m.deleting && (phase === undefined || phase === 'Active') },
+      {
+        namespaces: plan.namespaces,
+        labelSelector: plan.labelSelector,
+        orLabelSelectors: plan.orLabelSelectors,
+        withSelectedItems: options.namespacesWithItems,
+      },
+    );
     if (!wanted || excludedByLabel(m.labels)) continue;
     const ref: ItemRef = {
       group: '',
@@ -49,6 +57,10 @@ export async function emitNamespaces(options: {
       name: m.name,
     };
     await options.emitBlock([{ ref, kind: 'Namespace', preferred: true, object }]);
+  }
+  // Velero: an included namespace the cluster lacks is an error of the backup.
+  for (const name of missingIncludedNamespaces(plan.namespaces.includes, existing)) {
+    options.note('error', 'A namespace named in includedNamespaces does not exist', { namespace: name });
   }
 }
 

@@ -86,7 +86,10 @@ export async function collectItems(
   if (!stored) throw new LifeboatError(`the request of backup ${run.name} is missing from the working data`);
   const plan = toBackupPlan(backupRequest.parse(JSON.parse(Buffer.from(stored).toString('utf8'))));
 
-  const discovery = await deps.cluster.discover({ signal: deps.signal });
+  const [discovery, version] = await Promise.all([
+    deps.cluster.discover({ signal: deps.signal }),
+    deps.cluster.serverVersion({ signal: deps.signal }),
+  ]);
   const discovered = discovery.resources;
   for (const group of discovery.unavailable) {
     note('error', 'API group unavailable; its resources are not in the backup', { group });
@@ -316,6 +319,7 @@ export async function collectItems(
     ),
     emitBlock,
     discovered,
+    note,
   });
   // The CRD of every backed-up custom resource, unless CRDs are explicitly excluded (Velero).
   // A CRD's name is `<plural>.<group>`, the group-resource of the objects it defines.
@@ -337,6 +341,7 @@ export async function collectItems(
     blocks: blockSeq,
     items,
     taskToken: input.taskToken,
+    serverVersion: { gitVersion: version.gitVersion, major: version.major, minor: version.minor },
   };
   note('info', 'Collected items', { items, blocks: blockSeq, messages: messageSeq });
   await deps.store.put(work.collectLog, JSON.stringify(log), { contentType: 'application/json' });

@@ -6,10 +6,16 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { createGzip, gunzip as gunzipCallback, gzipSync } from 'node:zlib';
 import { tarOf } from '../../shared/adapters/tar-archive.js';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
-import { type BackupRun, collectedSummary, messageResult } from '../../shared/contracts/backup-run.js';
+import {
+  type BackupRun,
+  type CollectedSummary,
+  collectedSummary,
+  messageResult,
+} from '../../shared/contracts/backup-run.js';
 import { type BackupPhase, backupDocument, resourceList } from '../../shared/domain/backup-document.js';
 import { countLevels, formatLogLine, type LogEvent } from '../../shared/domain/backup-log.js';
 import { formatDuration, parseDuration } from '../../shared/domain/duration.js';
@@ -21,6 +27,9 @@ import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/tarball-layou
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { putOnce, putStreamOnce } from '../write-once.js';
+
+// Decompression runs on libuv's thread pool, beside the event loop.
+const gunzip = promisify(gunzipCallback);
 
 export interface FinalizeBackupDeps {
   readonly store: ObjectStore;
@@ -93,7 +102,7 @@ export async function finalizeBackup(
     for (const key of resultKeys) {
       const raw = await deps.store.get(key, { signal: deps.signal });
       if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
-      const result = messageResult.parse(JSON.parse(gunzipSync(raw).toString('utf8')));
+      const result = messageResult.parse(JSON.parse((await gunzip(raw)).toString('utf8')));
       results = mergeResults(results, { errors: result.errors, warnings: result.warnings });
       const counted = countLevels(result.log);
       levels = { errors: levels.errors + counted.errors, warnings: levels.warnings + counted.warnings };
@@ -132,7 +141,7 @@ export async function finalizeBackup(
       yield lines(collectLog);
       for (const key of resultKeys) {
         const raw = await deps.store.get(key, { signal: deps.signal });
-        if (raw) yield lines(messageResult.parse(JSON.parse(gunzipSync(raw).toString('utf8'))).log);
+        if (raw) yield lines(messageResult.parse(JSON.parse((await gunzip(raw)).toString('utf8'))).log);
       }
       yield lines([last]);
     };
@@ -162,10 +171,11 @@ export async function finalizeBackup(
   await putOnce(deps.store, keys.podVolumeBackups, gz([]), json);
 
   const metadata = request.backup.metadata;
+  const annotations = { ...(metadata.annotations ?? {}), ...sourceClusterAnnotations(collected) };
   const document = backupDocument({
     name: run.name,
     labels: { ...(metadata.labels ?? {}), 'velero.io/storage-location': 'default' },
-    ...(metadata.annotations ? { annotations: metadata.annotations } : {}),
+    ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
     spec: storedSpec(request.backup.spec as Record<string, unknown>),
     startedAt: new Date(run.startedAt),
     completedAt,
@@ -178,4 +188,15 @@ export async function finalizeBackup(
   });
   await putOnce(deps.store, keys.metadata, JSON.stringify(document, null, 2), json);
   return { name: run.name, phase, items: listed.length, errors, warnings };
+}
+
+/** Velero's backup controller records the source cluster's version on the Backup. */
+function sourceClusterAnnotations(collected: CollectedSummary): Record<string, string> {
+  const version = collected.serverVersion;
+  if (!version) return {};
+  return {
+    'velero.io/source-cluster-k8s-gitversion': version.gitVersion,
+    'velero.io/source-cluster-k8s-major-version': version.major,
+    'velero.io/source-cluster-k8s-minor-version': version.minor,
+  };
 }

@@ -64,6 +64,8 @@ export const collectedSummary = z.strictObject({
   blocks: z.number().int().nonnegative(),
   items: z.number().int().nonnegative(),
   taskToken: z.string(),
+  /** The source cluster's version, for Velero's `velero.io/source-cluster-k8s-*` annotations. */
+  serverVersion: z.strictObject({ gitVersion: z.string(), major: z.string(), minor: z.string() }).optional(),
 });
 export type CollectedSummary = z.infer<typeof collectedSummary>;
 

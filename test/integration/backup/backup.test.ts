@@ -85,7 +85,7 @@ describe('a backup of the sample application', () => {
       const document = (await json(store, keys.metadata)) as {
         apiVersion: string;
         kind: string;
-        metadata: { name: string };
+        metadata: { name: string; annotations?: Record<string, string> };
         status: Record<string, unknown> & {
           progress: { totalItems: number };
           startTimestamp: string;
@@ -95,7 +95,15 @@ describe('a backup of the sample application', () => {
       expect(document).toMatchObject({
         apiVersion: 'velero.io/v1',
         kind: 'Backup',
-        metadata: { name },
+        metadata: {
+          name,
+          // Velero's backup controller records the source cluster's version (the env runs v1.34).
+          annotations: {
+            'velero.io/source-cluster-k8s-gitversion': expect.stringMatching(/^v1\.34\./),
+            'velero.io/source-cluster-k8s-major-version': '1',
+            'velero.io/source-cluster-k8s-minor-version': '34',
+          },
+        },
         status: { phase: 'Completed', formatVersion: '1.1.0', version: 1 },
       });
       expect(document.status.progress.totalItems).toBe(backedUp.size);
@@ -205,11 +213,37 @@ describe('a backup of the sample application', () => {
           `widgets.${a.crd.group}/${a.namespaces.shop}/large`,
           `customresourcedefinitions.apiextensions.k8s.io//${a.crd.name}`,
           `namespaces//${a.namespaces.shop}`,
+          `namespaces//${a.namespaces.db}`,
         ],
+        // Velero's namespace tracker: namespaces named by the filter are kept with a selector too.
         hasNot: (a) => [
           `configmaps/${a.namespaces.db}/db-config`,
-          `namespaces//${a.namespaces.db}`,
           `configmaps/${a.namespaces.shop}/kube-root-ca.crt`,
+        ],
+      },
+      {
+        name: 'a label selector over all namespaces keeps only namespaces with selected items',
+        spec: () => ({ labelSelector: { matchLabels: { app: 'web' } } }),
+        has: (a) => [`deployments.apps/${a.namespaces.shop}/web`, `namespaces//${a.namespaces.shop}`],
+        hasNot: (a) => [
+          `namespaces//${a.namespaces.db}`,
+          `namespaces//${a.namespaces.tools}`,
+          `configmaps/${a.namespaces.db}/db-config`,
+        ],
+      },
+      {
+        name: 'a namespace whose own labels match an OR selector is kept without selected items',
+        spec: () => ({
+          orLabelSelectors: [
+            { matchLabels: { app: 'web' } },
+            { matchLabels: { 'lifeboat.test/app': 'sample' } },
+          ],
+        }),
+        has: (a) => [`namespaces//${a.namespaces.tools}`, `deployments.apps/${a.namespaces.shop}/web`],
+        hasNot: (a) => [
+          'namespaces//kube-system',
+          `configmaps/${a.namespaces.tools}/kept`,
+          `configmaps/${a.namespaces.db}/db-config`,
         ],
       },
       {
