@@ -17,6 +17,7 @@ import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { existingAction } from '../restore-phase/compare.js';
+import { itemPlanner } from './plan-item.js';
 
 export interface PlanRestoreDeps {
   readonly store: ObjectStore;
@@ -62,6 +63,8 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
     ...(spec.namespaceMapping ? { namespaceMapping: spec.namespaceMapping } : {}),
     ...(spec.preserveNodePorts ? { preserveNodePorts: true } : {}),
   };
+  // Preparation with resource modifiers and restoreStatus (Velero restoreItem's order).
+  const planItem = await itemPlanner({ run, spec, store: deps.store, resolve });
 
   // Items by phase, flushed in chunks so memory stays bounded by chunk size × phases.
   const buffers = new Map<string, PlannedItem[]>();
@@ -122,11 +125,10 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
         return;
       }
       if (gr === CRDS) {
-        crdCandidates.set(entry.name, {
-          groupResource: gr,
-          sourceNamespace: '',
-          object: prepareForRestore(entry.object, { ...options, groupResource: gr }),
-        });
+        crdCandidates.set(
+          entry.name,
+          planItem({ groupResource: gr, sourceNamespace: '', object: entry.object }),
+        );
         return;
       }
       if (entry.namespace ? !shouldInclude(namespaces, entry.namespace) : !clusterScopedAllowed) return;
@@ -150,11 +152,7 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
         return;
       if (gr.includes('.')) customResourcesSelected.add(gr);
       if (entry.namespace) namespacesNeeded.add(entry.namespace);
-      add({
-        groupResource: gr,
-        sourceNamespace: entry.namespace,
-        object: prepareForRestore(entry.object, { ...options, groupResource: gr }),
-      });
+      add(planItem({ groupResource: gr, sourceNamespace: entry.namespace, object: entry.object }));
       await flush();
     },
   });
@@ -242,7 +240,24 @@ async function preview(options: {
       const meta = (item.object.metadata ?? {}) as { namespace?: string; name?: string };
       const label = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
       if (addedByCluster(phase, meta.namespace, meta.name)) {
-        out.push({ phase, item: label, action: 'skip', reason: 'the cluster creates it with the namespace' });
+        // The backed-up default ServiceAccount is merged into the one the cluster creates.
+        const merged =
+          phase === 'serviceaccounts' &&
+          existingAction({
+            existing: {
+              apiVersion: 'v1',
+              kind: 'ServiceAccount',
+              metadata: { name: meta.name, namespace: meta.namespace },
+            },
+            desired: item.object,
+            policy: options.policy,
+            groupResource: phase,
+          }).action === 'update';
+        out.push(
+          merged
+            ? { phase, item: label, action: 'update' }
+            : { phase, item: label, action: 'skip', reason: 'the cluster creates it with the namespace' },
+        );
         continue;
       }
       const existing = await options.deps.cluster.read({
@@ -253,7 +268,12 @@ async function preview(options: {
         out.push({ phase, item: label, action: 'create' });
         continue;
       }
-      const decided = existingAction({ existing, desired: item.object, policy: options.policy });
+      const decided = existingAction({
+        existing,
+        desired: item.object,
+        policy: options.policy,
+        groupResource: phase,
+      });
       out.push(
         decided.action === 'update'
           ? { phase, item: label, action: 'update' }

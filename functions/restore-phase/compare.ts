@@ -1,9 +1,12 @@
 /**
  * What a restore does with an object that already exists (Velero `existingResourcePolicy`):
  * equal once server-set fields are ignored → skipped; different → a warning (`none`) or a
- * merge-patch update (`update`).
+ * merge-patch update (`update`). A ServiceAccount that differs is merged whatever the policy
+ * (Velero restore.go: the backed-up secrets, image pull secrets, labels and annotations it lacks
+ * are added; updated, or skipped when it already holds them).
  */
 import { isDeepStrictEqual } from 'node:util';
+import { serviceAccountMergePatch } from '../../shared/domain/service-account-merge.js';
 
 type Json = Record<string, unknown>;
 
@@ -34,12 +37,15 @@ export function comparable(object: Json): Json {
 
 export type ExistingAction =
   | { readonly action: 'skip'; readonly reason: string }
-  | { readonly action: 'update' };
+  /** A JSON merge patch of the existing object. */
+  | { readonly action: 'update'; readonly patch: Json };
 
 export function existingAction(options: {
   existing: Json;
   desired: Json;
   policy: 'none' | 'update';
+  /** The object's resource (`serviceaccounts`, `deployments.apps`); unset: no special merge. */
+  groupResource?: string;
 }): ExistingAction {
   const desired = comparable(options.desired);
   const existing = comparable(options.existing);
@@ -53,6 +59,16 @@ export function existingAction(options: {
     return isDeepStrictEqual(want, have);
   };
   if (subset(desired, existing)) return { action: 'skip', reason: 'already exists and is equal' };
-  if (options.policy === 'update') return { action: 'update' };
+  if (options.groupResource === 'serviceaccounts') {
+    const patch = serviceAccountMergePatch({ existing: options.existing, backedUp: options.desired });
+    return patch
+      ? { action: 'update', patch }
+      : {
+          action: 'skip',
+          reason:
+            'already exists and holds the backed-up secrets, image pull secrets, labels and annotations',
+        };
+  }
+  if (options.policy === 'update') return { action: 'update', patch: options.desired };
   return { action: 'skip', reason: 'already exists and differs; existingResourcePolicy is none' };
 }

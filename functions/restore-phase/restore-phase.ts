@@ -21,8 +21,7 @@ import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { existingAction } from './compare.js';
-import { earlierAttempt } from './earlier-attempt.js';
+import { restoreItem } from './restore-item.js';
 
 export interface RestorePhaseDeps {
   readonly store: ObjectStore;
@@ -51,7 +50,6 @@ export async function restorePhase(
   const policy =
     restoreRequest.parse(JSON.parse(Buffer.from(raw).toString('utf8'))).restore.spec.existingResourcePolicy ??
     'none';
-  const resource = phase.groupResource.split('.')[0] ?? phase.groupResource;
   const limit = deps.limit ?? pLimit(deps.concurrency ?? 16);
   const totals = { created: 0, updated: 0, skipped: 0, failed: 0 };
 
@@ -64,62 +62,18 @@ export async function restorePhase(
   const log: LogEvent[] = [];
   const outcomes = await Promise.all(
     items.map((item) =>
-      limit(async (): Promise<ItemOutcome> => {
-        const object = item.object;
-        const meta = (object.metadata ?? {}) as { namespace?: string; name?: string };
-        const id = {
-          apiVersion: String(object.apiVersion ?? ''),
-          kind: String(object.kind ?? ''),
-          namespace: meta.namespace ?? '',
-          name: meta.name ?? '',
-        };
-        const fields = {
-          restore: run.name,
-          resource: phase.groupResource,
-          namespace: id.namespace,
-          name: id.name,
-        };
-        const note = (level: LogEvent['level'], msg: string): void => {
-          log.push({ time: deps.clock.now().toISOString(), level, msg, fields });
-        };
-        try {
-          const written = await deps.cluster.create({
-            resource,
-            object,
-            ...(deps.signal ? { signal: deps.signal } : {}),
-          });
-          if (phase.groupResource === 'customresourcedefinitions.apiextensions.k8s.io') {
-            await deps.cluster.waitForCrd({ name: id.name, timeoutMs: deps.crdTimeoutMs ?? 60_000 });
-          }
-          if (written.result === 'created') {
-            note('info', 'Restored item');
-            return { ...id, result: 'created' };
-          }
-          // A retried chunk finds what its earlier attempt wrote.
-          const earlier = earlierAttempt({
-            existing: written.existing,
-            restoreName: run.name,
-            startedAt: run.startedAt,
-          });
-          if (earlier) {
-            note('info', earlier === 'created' ? 'Restored item' : 'Updated existing item');
-            return { ...id, result: earlier };
-          }
-          const decided = existingAction({ existing: written.existing, desired: object, policy });
-          if (decided.action === 'update') {
-            await deps.cluster.mergePatch({ resource, object, patch: object });
-            note('info', 'Updated existing item');
-            return { ...id, result: 'updated' };
-          }
-          const differs = decided.reason.includes('differs');
-          note(differs ? 'warning' : 'info', `Skipped: ${decided.reason}`);
-          return { ...id, result: 'skipped', message: decided.reason };
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          note('error', `Could not restore: ${message}`);
-          return { ...id, result: 'failed', message };
-        }
-      }),
+      limit(() =>
+        restoreItem(item, {
+          run,
+          groupResource: phase.groupResource,
+          policy,
+          cluster: deps.cluster,
+          clock: deps.clock,
+          log,
+          ...(deps.crdTimeoutMs ? { crdTimeoutMs: deps.crdTimeoutMs } : {}),
+          ...(deps.signal ? { signal: deps.signal } : {}),
+        }),
+      ),
     ),
   );
   for (const o of outcomes) totals[o.result]++;

@@ -1,10 +1,13 @@
 /** Lambda entry of ValidateRestore. */
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, store } from '../wiring.js';
+import { clock, clusterNamed, store } from '../wiring.js';
 import { validateRestore } from './validate-restore.js';
 
 export const handler = lambdaHandler(
   'ValidateRestore',
-  async (event: { request?: unknown; runId?: string }) =>
-    validateRestore({ request: event.request, runId: String(event.runId ?? '') }, { store, clock }),
+  async (event: { request?: unknown; runId?: string }, signal) =>
+    validateRestore(
+      { request: event.request, runId: String(event.runId ?? '') },
+      { store, clock, clusterNamed, signal },
+    ),
 );

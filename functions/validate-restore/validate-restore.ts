@@ -1,21 +1,27 @@
 /**
  * ValidateRestore: checks the request (every problem by field path), finds the backup (by name,
- * or the latest Completed backup of a schedule), refuses a restore name already used, and claims
- * the name for this run. Invalid input is an outcome, not an exception.
+ * or the latest Completed backup of a schedule), resolves the resource modifiers (inline, or a
+ * ConfigMap read from the target cluster), refuses a restore name already used, and claims the
+ * name for this run. Invalid input is an outcome, not an exception.
  */
 
 import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
 import { validateRestoreRequest } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun, RestoreValidation } from '../../shared/contracts/restore-run.js';
 import type { BackupDocument } from '../../shared/domain/backup-document.js';
+import type { FieldProblem } from '../../shared/domain/errors.js';
 import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName } from '../name-claim.js';
+import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
 
 export interface ValidateRestoreDeps {
   readonly store: ObjectStore;
   readonly clock: Clock;
+  /** The target cluster by the request's name, to read a resource modifier ConfigMap from. */
+  readonly clusterNamed?: (name: string) => Promise<ClusterReader>;
+  readonly signal?: AbortSignal;
 }
 
 const rejected = rejectedRequest;
@@ -60,16 +66,21 @@ export async function validateRestore(
     ]);
   }
   const backup = await document(deps.store, backupKeys(backupName).metadata);
+  const problems: FieldProblem[] = [];
   if (!backup)
-    return rejected([{ path: 'restore.spec.backupName', message: `backup "${backupName}" not found` }]);
-  if (backup.status.phase !== 'Completed' && backup.status.phase !== 'PartiallyFailed') {
-    return rejected([
-      {
-        path: 'restore.spec.backupName',
-        message: `backup "${backupName}" is ${backup.status.phase}, not restorable`,
-      },
-    ]);
+    problems.push({ path: 'restore.spec.backupName', message: `backup "${backupName}" not found` });
+  else if (backup.status.phase !== 'Completed' && backup.status.phase !== 'PartiallyFailed') {
+    problems.push({
+      path: 'restore.spec.backupName',
+      message: `backup "${backupName}" is ${backup.status.phase}, not restorable`,
+    });
   }
+  const modifiers = await resolveResourceModifiers(request, {
+    ...(deps.clusterNamed ? { clusterNamed: deps.clusterNamed } : {}),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  if (!modifiers.ok) problems.push(...modifiers.problems);
+  if (problems.length > 0) return rejected(problems);
 
   const startedAt = deps.clock.now();
   const run: RestoreRun = {
@@ -97,5 +108,10 @@ export async function validateRestore(
   await deps.store.put(restoreWorkKeys(run).request, JSON.stringify(request), {
     contentType: 'application/json',
   });
+  if (modifiers.ok && modifiers.value) {
+    await deps.store.put(restoreWorkKeys(run).resourceModifiers, JSON.stringify(modifiers.value), {
+      contentType: 'application/json',
+    });
+  }
   return { valid: true, run };
 }

@@ -60,7 +60,7 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
   }
 
   private async rawRequest(options: {
-    method: 'GET' | 'POST' | 'PATCH';
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT';
     path: string;
     body?: unknown;
     contentType?: string;
@@ -227,7 +227,8 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
       body: options.object,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    if (res.status === 201 || res.status === 200) return { result: 'created' };
+    if (res.status === 201 || res.status === 200)
+      return { result: 'created', created: JSON.parse(res.body) as Record<string, unknown> };
     if (res.status === 409) {
       const existing = await this.get(
         `${path}/${encodeURIComponent(objectName(options.object))}`,
@@ -274,6 +275,37 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
       throw new LifeboatError(
         `patching ${options.resource} ${objectName(options.object)}: HTTP ${res.status}: ${messageOf(res.body)}`,
       );
+  }
+
+  async replaceStatus(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    status: unknown;
+    resourceVersion: string;
+    signal?: AbortSignal;
+  }): Promise<void> {
+    const path = `${collectionPath(options.resource, options.object)}/${encodeURIComponent(objectName(options.object))}`;
+    let resourceVersion = options.resourceVersion;
+    // client-go's retry.DefaultRetry, as Velero's RetryOnConflict around UpdateStatus: 5 tries.
+    for (let attempt = 1; ; attempt++) {
+      const metadata = { ...((options.object.metadata ?? {}) as Record<string, unknown>), resourceVersion };
+      const res = await this.write({
+        method: 'PUT',
+        path: `${path}/status`,
+        body: { ...options.object, metadata, status: options.status },
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      if (res.status === 200 || res.status === 201) return;
+      if (res.status !== 409 || attempt >= 5)
+        throw new LifeboatError(
+          `writing the status of ${options.resource} ${objectName(options.object)}: HTTP ${res.status}: ${messageOf(res.body)}`,
+        );
+      const current = await this.get(path, options.signal);
+      if (current.status === 200) {
+        const meta = (JSON.parse(current.body) as { metadata?: { resourceVersion?: string } }).metadata;
+        resourceVersion = meta?.resourceVersion ?? resourceVersion;
+      }
+    }
   }
 
   async waitForCrd(options: { name: string; timeoutMs: number; signal?: AbortSignal }): Promise<void> {

@@ -23,6 +23,10 @@ export const plannedItem = z.strictObject({
   /** As in the backup, before mapping. */
   sourceNamespace: z.string(),
   object: z.record(z.string(), z.unknown()),
+  /** The backed-up status, kept only when it is to be written back after create (`restoreStatus`). */
+  status: z.unknown().optional(),
+  /** Resource modifier rules that failed on the item: restored anyway, each counted as an error (Velero). */
+  problems: z.array(z.string()).optional(),
 });
 export type PlannedItem = z.infer<typeof plannedItem>;
 

@@ -1,11 +1,15 @@
 /**
  * How one backed-up object becomes a restorable one, as Velero's restore and its built-in
- * RestoreItemActions prepare it: server-set metadata and status dropped, the namespace mapped,
- * the backup and restore labels added, and per kind: Services lose cluster IPs (and node ports
- * unless preserved), pods lose node binding and service-account token volumes, PVCs lose binding
- * annotations, jobs lose controller-uid selectors. Also which objects are never restored
- * (completed pods and jobs, mirror pods). Pure: returns new objects.
+ * RestoreItemActions prepare it: server-set metadata and status dropped, and per kind: Services
+ * lose cluster IPs (and node ports unless preserved), pods lose node binding and service-account
+ * token volumes, PVCs lose binding annotations, jobs lose controller-uid selectors; then, in
+ * Velero's order (restore.go restoreItem), the resource modifiers, and last the namespace mapped
+ * and the backup and restore labels added. Also which objects are never restored (completed
+ * pods and jobs, mirror pods) and whether an object's backed-up status is written back
+ * (`restoreStatus`). Pure: returns new objects.
  */
+import { type IncludesExcludes, shouldInclude } from './includes-excludes.js';
+import { applyResourceModifiers, type ResourceModifiers } from './resource-modifiers.js';
 
 type Json = Record<string, unknown>;
 
@@ -39,6 +43,12 @@ export interface RestoreItemOptions {
   /** Source namespace → target namespace. */
   readonly namespaceMapping?: Readonly<Record<string, string>>;
   readonly preserveNodePorts?: boolean;
+  /**
+   * Applied after Velero's own preparation and before the namespace mapping and restore labels,
+   * so conditions see the backed-up namespace and labels. Not to namespaces: Velero creates
+   * those itself, without modifiers.
+   */
+  readonly resourceModifiers?: ResourceModifiers;
 }
 
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
@@ -65,11 +75,51 @@ export function mappedNamespace(
   return mapping?.[namespace] ?? namespace;
 }
 
+/** The object as restored, and the resource modifier rules that failed on it (Velero: errors, the item is still restored). */
+export function prepareItem(object: Json, options: RestoreItemOptions): { object: Json; problems: string[] } {
+  const content = preparedContent(object, options);
+  const modified =
+    options.resourceModifiers && options.groupResource !== 'namespaces'
+      ? applyResourceModifiers({
+          modifiers: options.resourceModifiers,
+          object: content,
+          groupResource: options.groupResource,
+        })
+      : { object: content, problems: [] };
+  return { object: placed(modified.object, options), problems: modified.problems };
+}
+
 export function prepareForRestore(object: Json, options: RestoreItemOptions): Json {
+  return prepareItem(object, options).object;
+}
+
+/** Velero's annotation that overrides `restoreStatus` for one object. */
+export const RESTORE_STATUS_ANNOTATION = 'velero.io/restore-status';
+
+/**
+ * Whether the backed-up status of this object is written back after it is created (Velero 1.16
+ * determineRestoreStatus): `restoreStatus` includes/excludes by resource (absent: no resource),
+ * overridden by the object's `velero.io/restore-status: "true"|"false"` annotation (trimmed, any
+ * case; another value leaves the spec's answer).
+ */
+export function shouldRestoreStatus(options: {
+  groupResource: string;
+  /** The prepared object (its annotations after resource modifiers). */
+  object: Json;
+  restoreStatus?: IncludesExcludes;
+}): boolean {
+  const bySpec = options.restoreStatus ? shouldInclude(options.restoreStatus, options.groupResource) : false;
+  const annotation = obj(obj(options.object.metadata).annotations)[RESTORE_STATUS_ANNOTATION];
+  const value = typeof annotation === 'string' ? annotation.trim().toLowerCase() : undefined;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return bySpec;
+}
+
+/** The namespace mapped and the restore labels added: the last of Velero's preparation. */
+function placed(object: Json, options: RestoreItemOptions): Json {
   const out = clone(object);
   const metadata = obj(out.metadata);
-  for (const key of SERVER_SET_METADATA) delete metadata[key];
-  delete out.status;
   if (typeof metadata.namespace === 'string' && metadata.namespace) {
     metadata.namespace = mappedNamespace(metadata.namespace, options.namespaceMapping);
   }
@@ -81,6 +131,16 @@ export function prepareForRestore(object: Json, options: RestoreItemOptions): Js
     'velero.io/backup-name': options.backupName,
     'velero.io/restore-name': options.restoreName,
   };
+  out.metadata = metadata;
+  return out;
+}
+
+/** Server-set fields and status dropped, and what Velero's built-in restore item actions change. */
+function preparedContent(object: Json, options: RestoreItemOptions): Json {
+  const out = clone(object);
+  const metadata = obj(out.metadata);
+  for (const key of SERVER_SET_METADATA) delete metadata[key];
+  delete out.status;
   out.metadata = metadata;
   const spec = obj(out.spec);
   switch (options.groupResource) {

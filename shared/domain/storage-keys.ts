@@ -66,6 +66,8 @@ export const restoreWorkKeys = (options: { name: string; runId: string }) => {
   return {
     dir,
     request: `${dir}request.json`,
+    /** The resource modifier rules ValidateRestore resolved (inline or from a ConfigMap). */
+    resourceModifiers: `${dir}resource-modifiers.json`,
     chunk: (groupResource: string, chunk: number) =>
       `${dir}phases/${groupResource}/${String(chunk).padStart(5, '0')}.json`,
     outcome: (phase: number, chunk: number) =>

@@ -40,7 +40,7 @@ export interface Cluster {
 }
 
 export type WriteOutcome =
-  | { readonly result: 'created' }
+  | { readonly result: 'created'; readonly created: Record<string, unknown> }
   | { readonly result: 'exists'; readonly existing: Record<string, unknown> };
 
 /** Writing objects into a cluster, as a restore does. */
@@ -62,6 +62,19 @@ export interface ClusterWriter {
     resource: string;
     object: Record<string, unknown>;
     patch: Record<string, unknown>;
+    signal?: AbortSignal;
+  }): Promise<void>;
+  /**
+   * Writes `status` through the object's status subresource (PUT …/status), as Velero's
+   * UpdateStatus after a create: sent with `resourceVersion`, and on a conflict again with the
+   * object's current one. Throws when the resource has no status subresource (404) or the write
+   * is refused.
+   */
+  replaceStatus(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    status: unknown;
+    resourceVersion: string;
     signal?: AbortSignal;
   }): Promise<void>;
   /** Waits until a CRD is Established and NamesAccepted, or the timeout passes (then throws). */

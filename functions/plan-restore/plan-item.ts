@@ -1,0 +1,76 @@
+/**
+ * How PlanRestore turns one backed-up object into a planned item: Velero's preparation, the
+ * resource modifiers ValidateRestore resolved (their failures kept with the item, which is
+ * restored all the same, as Velero does), and the backed-up status when `restoreStatus` or the
+ * object's `velero.io/restore-status` annotation asks for it. Reads the working data once;
+ * never reads the cluster.
+ */
+import { resolvedResourceModifiers } from '../../shared/contracts/resource-modifiers.js';
+import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
+import type { PlannedItem, RestoreRun } from '../../shared/contracts/restore-run.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
+import type { IncludesExcludes } from '../../shared/domain/includes-excludes.js';
+import type { ResourceModifiers } from '../../shared/domain/resource-modifiers.js';
+import { prepareItem, shouldRestoreStatus } from '../../shared/domain/restore-item.js';
+import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+
+export type PlanItem = (entry: {
+  groupResource: string;
+  sourceNamespace: string;
+  object: Record<string, unknown>;
+}) => PlannedItem;
+
+/** The rule set ValidateRestore left in the working data, if the restore names one. */
+export async function loadResourceModifiers(options: {
+  run: RestoreRun;
+  spec: RestoreSpec;
+  store: ObjectStore;
+}): Promise<ResourceModifiers | undefined> {
+  if (!options.spec.resourceModifier) return undefined;
+  const key = restoreWorkKeys(options.run).resourceModifiers;
+  const raw = await options.store.get(key);
+  if (!raw)
+    throw new LifeboatError(
+      `the resource modifiers of restore ${options.run.name} are missing from the working data`,
+    );
+  return resolvedResourceModifiers.parse(JSON.parse(Buffer.from(raw).toString('utf8')));
+}
+
+export async function itemPlanner(options: {
+  run: RestoreRun;
+  spec: RestoreSpec;
+  store: ObjectStore;
+  /** Resource names as the request writes them → group resources, through discovery. */
+  resolve: (names: readonly string[] | undefined) => string[];
+}): Promise<PlanItem> {
+  const { run, spec } = options;
+  const resourceModifiers = await loadResourceModifiers(options);
+  const restoreStatus: IncludesExcludes | undefined = spec.restoreStatus
+    ? {
+        includes: options.resolve(spec.restoreStatus.includedResources),
+        excludes: options.resolve(spec.restoreStatus.excludedResources),
+      }
+    : undefined;
+  const prepareOptions = {
+    backupName: run.backupName,
+    restoreName: run.name,
+    ...(spec.namespaceMapping ? { namespaceMapping: spec.namespaceMapping } : {}),
+    ...(spec.preserveNodePorts ? { preserveNodePorts: true } : {}),
+    ...(resourceModifiers ? { resourceModifiers } : {}),
+  };
+  return ({ groupResource, sourceNamespace, object: backedUp }) => {
+    const { object, problems } = prepareItem(backedUp, { ...prepareOptions, groupResource });
+    const status = backedUp.status;
+    const keepStatus =
+      status !== undefined &&
+      shouldRestoreStatus({ groupResource, object, ...(restoreStatus ? { restoreStatus } : {}) });
+    return {
+      groupResource,
+      sourceNamespace,
+      object,
+      ...(keepStatus ? { status } : {}),
+      ...(problems.length > 0 ? { problems } : {}),
+    };
+  };
+}

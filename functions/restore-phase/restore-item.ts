@@ -1,0 +1,125 @@
+/**
+ * Restoring one planned item, as Velero's restoreItem does once the object is prepared: create
+ * it (a CRD is then waited on); after a create, write its backed-up status back when the plan
+ * kept one (`restoreStatus`; a failure is a warning, as Velero's); when it exists, report what an
+ * earlier attempt of this restore wrote as that attempt did, else skip it if equal, merge a
+ * ServiceAccount, or warn or merge-patch as `existingResourcePolicy` says. Resource modifier
+ * rules that failed while planning are errors of the item, which is restored all the same.
+ * Never throws: every outcome, failures included, is returned and logged.
+ */
+import type { ItemOutcome, PlannedItem, RestoreRun } from '../../shared/contracts/restore-run.js';
+import type { LogEvent } from '../../shared/domain/backup-log.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type { ClusterWriter } from '../../shared/ports/cluster.js';
+import { existingAction } from './compare.js';
+import { earlierAttempt } from './earlier-attempt.js';
+
+const CRDS = 'customresourcedefinitions.apiextensions.k8s.io';
+
+export interface ItemContext {
+  readonly run: RestoreRun;
+  readonly groupResource: string;
+  readonly policy: 'none' | 'update';
+  readonly cluster: ClusterWriter;
+  readonly clock: Clock;
+  /** Where the item's log events go. */
+  readonly log: LogEvent[];
+  readonly crdTimeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<ItemOutcome> {
+  const { object } = item;
+  const meta = (object.metadata ?? {}) as { namespace?: string; name?: string };
+  const id = {
+    apiVersion: String(object.apiVersion ?? ''),
+    kind: String(object.kind ?? ''),
+    namespace: meta.namespace ?? '',
+    name: meta.name ?? '',
+  };
+  const fields = {
+    restore: ctx.run.name,
+    resource: ctx.groupResource,
+    namespace: id.namespace,
+    name: id.name,
+  };
+  const note = (level: LogEvent['level'], msg: string): void => {
+    ctx.log.push({ time: ctx.clock.now().toISOString(), level, msg, fields });
+  };
+  const resource = ctx.groupResource.split('.')[0] ?? ctx.groupResource;
+  const signal = ctx.signal ? { signal: ctx.signal } : {};
+  const writeStatus = async (resourceVersion: unknown): Promise<void> => {
+    if (item.status === undefined) return;
+    try {
+      await ctx.cluster.replaceStatus({
+        resource,
+        object,
+        status: item.status,
+        resourceVersion: String(resourceVersion ?? ''),
+        ...signal,
+      });
+      note('info', 'Restored the status');
+    } catch (error) {
+      note(
+        'warning',
+        `Could not restore the status: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  };
+  // Velero: a modifier error is the item's error, yet the item is restored as modified so far.
+  for (const problem of item.problems ?? []) note('error', `Resource modifiers: ${problem}`);
+  const modifierMessage = item.problems?.length
+    ? { message: `resource modifiers: ${item.problems.join('; ')}` }
+    : {};
+  try {
+    const written = await ctx.cluster.create({ resource, object, ...signal });
+    if (ctx.groupResource === CRDS) {
+      await ctx.cluster.waitForCrd({ name: id.name, timeoutMs: ctx.crdTimeoutMs ?? 60_000, ...signal });
+    }
+    if (written.result === 'created') {
+      note('info', 'Restored item');
+      await writeStatus(
+        (written.created.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion,
+      );
+      return { ...id, result: 'created', ...modifierMessage };
+    }
+    // A retried chunk finds what its earlier attempt wrote.
+    const earlier = earlierAttempt({
+      existing: written.existing,
+      restoreName: ctx.run.name,
+      startedAt: ctx.run.startedAt,
+    });
+    if (earlier) {
+      note('info', earlier === 'created' ? 'Restored item' : 'Updated existing item');
+      // The earlier attempt may have stopped between the create and the status write.
+      if (earlier === 'created')
+        await writeStatus(
+          (written.existing.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion,
+        );
+      return { ...id, result: earlier, ...modifierMessage };
+    }
+    const decided = existingAction({
+      existing: written.existing,
+      desired: object,
+      policy: ctx.policy,
+      groupResource: ctx.groupResource,
+    });
+    if (decided.action === 'update') {
+      await ctx.cluster.mergePatch({ resource, object, patch: decided.patch, ...signal });
+      note(
+        'info',
+        ctx.groupResource === 'serviceaccounts'
+          ? 'Merged the backed-up service account into the existing one'
+          : 'Updated existing item',
+      );
+      return { ...id, result: 'updated', ...modifierMessage };
+    }
+    const differs = decided.reason.includes('differs');
+    note(differs ? 'warning' : 'info', `Skipped: ${decided.reason}`);
+    return { ...id, result: 'skipped', message: decided.reason };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    note('error', `Could not restore: ${message}`);
+    return { ...id, result: 'failed', message };
+  }
+}

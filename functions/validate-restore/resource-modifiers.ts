@@ -1,0 +1,66 @@
+/**
+ * The resource modifiers a restore names, resolved once, at validation (as Velero's restore
+ * controller reads them in validateAndComplete): the inline rule set, or the ConfigMap read
+ * from the target cluster. A missing or invalid ConfigMap is a validation problem by field path
+ * (Velero: FailedValidation); a cluster that cannot be reached for now is retried by the state
+ * machine. Reads one ConfigMap, never logs its contents.
+ */
+
+import type { ValidationResult } from '../../shared/contracts/kubernetes.js';
+import {
+  resourceModifiersFromConfigMap,
+  toResourceModifiers,
+} from '../../shared/contracts/resource-modifiers.js';
+import { type RestoreRequest, resourceModifierSource } from '../../shared/contracts/restore-request.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
+import type { ResourceModifiers } from '../../shared/domain/resource-modifiers.js';
+import type { ClusterWriter } from '../../shared/ports/cluster.js';
+
+/** Reading one object of the target cluster. */
+export type ClusterReader = Pick<ClusterWriter, 'read'>;
+
+export async function resolveResourceModifiers(
+  request: RestoreRequest,
+  deps: { clusterNamed?: (name: string) => Promise<ClusterReader>; signal?: AbortSignal },
+): Promise<ValidationResult<ResourceModifiers | undefined>> {
+  const source = resourceModifierSource(request);
+  if (!source) return { ok: true, value: undefined };
+  if (source.kind === 'inline') return { ok: true, value: toResourceModifiers(source.input) };
+  if (!deps.clusterNamed)
+    throw new LifeboatError(
+      'ValidateRestore has no access to the target cluster to read the resource modifier ConfigMap',
+    );
+  const where = `restore.spec.resourceModifier(ConfigMap ${source.namespace}/${source.name})`;
+  let configMap: Record<string, unknown> | undefined;
+  try {
+    const cluster = await deps.clusterNamed(request.cluster);
+    configMap = await cluster.read({
+      resource: 'configmaps',
+      object: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { namespace: source.namespace, name: source.name },
+      },
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    });
+  } catch (error) {
+    if (error instanceof LifeboatError && error.retryable) throw error;
+    return {
+      ok: false,
+      problems: [
+        { path: where, message: `cannot be read: ${error instanceof Error ? error.message : String(error)}` },
+      ],
+    };
+  }
+  if (!configMap)
+    return {
+      ok: false,
+      problems: [
+        {
+          path: 'restore.spec.resourceModifier.name',
+          message: `ConfigMap ${source.namespace}/${source.name} not found`,
+        },
+      ],
+    };
+  return resourceModifiersFromConfigMap(configMap, where);
+}
