@@ -139,9 +139,9 @@ export function hookSelects(options: {
 
 /** One exec hook, settled for one pod: what runs where, and what a failure means. */
 export interface PodExecHook {
-  /** The spec entry's name, or `<from-annotation>`. */
+  /** The spec entry's or recipe hook's name, or `<from-annotation>`. */
   readonly hookName: string;
-  readonly source: 'annotation' | 'spec';
+  readonly source: 'annotation' | 'spec' | 'recipe';
   readonly phase: HookPhase;
   readonly container: string;
   readonly command: readonly string[];
