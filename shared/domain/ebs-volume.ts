@@ -80,6 +80,10 @@ export interface Tag {
 /** EC2 allows 50 user tags per resource; more fails the whole CreateSnapshot call. */
 export const MAX_TAGS = 50;
 
+const isReserved = (key: string): boolean => key.toLowerCase().startsWith('aws:');
+const isClusterOwnership = (key: string): boolean =>
+  key.startsWith('kubernetes.io/cluster/') || key === 'KubernetesCluster';
+
 /**
  * The tags of a native snapshot, as Velero sets them: every backup label, `velero.io/backup` and
  * `velero.io/pv`, then the volume's own tags unless Velero set the same key (Velero's win).
@@ -99,8 +103,32 @@ export function snapshotTags(options: {
   const dropped: string[] = [];
   for (const tag of options.volumeTags ?? []) {
     if (velero.has(tag.key) || tags.some((t) => t.key === tag.key)) continue;
-    if (tag.key.toLowerCase().startsWith('aws:') || tags.length >= MAX_TAGS) dropped.push(tag.key);
+    if (isReserved(tag.key) || tags.length >= MAX_TAGS) dropped.push(tag.key);
     else tags.push(tag);
   }
   return { tags, dropped };
+}
+
+/**
+ * The tags of a volume re-created from a snapshot: the snapshot's tags (Velero
+ * CreateVolumeFromSnapshot), with the cluster ownership tags rewritten for `clusterName` when
+ * given (Velero's AWS_CLUSTER_NAME: `kubernetes.io/cluster/<name>=owned`, `KubernetesCluster`),
+ * then `extra` tags, which win. Reserved `aws:` keys are left out: EC2 refuses to set them.
+ */
+export function restoredVolumeTags(options: {
+  snapshotTags: readonly Tag[];
+  clusterName?: string;
+  extra?: readonly Tag[];
+}): Tag[] {
+  const tags = new Map<string, string>();
+  if (options.clusterName) {
+    tags.set(`kubernetes.io/cluster/${options.clusterName}`, 'owned');
+    tags.set('KubernetesCluster', options.clusterName);
+  }
+  for (const tag of options.snapshotTags) {
+    if (isReserved(tag.key) || (options.clusterName && isClusterOwnership(tag.key))) continue;
+    if (!tags.has(tag.key)) tags.set(tag.key, tag.value);
+  }
+  for (const tag of options.extra ?? []) if (!isReserved(tag.key)) tags.set(tag.key, tag.value);
+  return [...tags].slice(0, MAX_TAGS).map(([key, value]) => ({ key, value }));
 }

@@ -75,3 +75,17 @@ export class ResourceGone extends LifeboatError {
     this.name = 'ResourceGone';
   }
 }
+
+/**
+ * A cloud API refused a request and repeating it will not help (invalid parameter, not found,
+ * unauthorized, limit exceeded). `code` is the provider's error code, e.g. `InvalidVolume.NotFound`.
+ */
+export class CloudRequestRefused extends LifeboatError {
+  readonly code: string;
+
+  constructor(message: string, options: { code: string; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.name = 'CloudRequestRefused';
+    this.code = options.code;
+  }
+}

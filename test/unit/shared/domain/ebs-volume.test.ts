@@ -3,6 +3,7 @@ import {
   availabilityZoneOf,
   ebsVolumeIdOf,
   MAX_TAGS,
+  restoredVolumeTags,
   snapshotTags,
 } from '../../../../shared/domain/ebs-volume.js';
 
@@ -125,5 +126,39 @@ describe('snapshot tags', () => {
     expect(tags).toHaveLength(MAX_TAGS);
     expect(tags.slice(0, 2).map((t) => t.key)).toEqual(['velero.io/backup', 'velero.io/pv']);
     expect(dropped).toEqual(volumeTags.slice(48).map((t) => t.key));
+  });
+});
+
+describe('tags of a volume re-created from a snapshot', () => {
+  const snapshotTagList = [
+    { key: 'velero.io/backup', value: 'nightly' },
+    { key: 'kubernetes.io/cluster/source', value: 'owned' },
+    { key: 'KubernetesCluster', value: 'source' },
+    { key: 'aws:backup:source-resource', value: 'x' },
+    { key: 'Name', value: 'db' },
+  ];
+
+  it("are the snapshot's tags without reserved aws: keys", () => {
+    expect(restoredVolumeTags({ snapshotTags: snapshotTagList })).toEqual([
+      { key: 'velero.io/backup', value: 'nightly' },
+      { key: 'kubernetes.io/cluster/source', value: 'owned' },
+      { key: 'KubernetesCluster', value: 'source' },
+      { key: 'Name', value: 'db' },
+    ]);
+  });
+
+  it('rewrite cluster ownership for the target cluster, and let extra tags win', () => {
+    expect(
+      restoredVolumeTags({
+        snapshotTags: snapshotTagList,
+        clusterName: 'dr',
+        extra: [{ key: 'Name', value: 'restored' }],
+      }),
+    ).toEqual([
+      { key: 'kubernetes.io/cluster/dr', value: 'owned' },
+      { key: 'KubernetesCluster', value: 'dr' },
+      { key: 'velero.io/backup', value: 'nightly' },
+      { key: 'Name', value: 'restored' },
+    ]);
   });
 });
