@@ -11,6 +11,7 @@
  */
 
 import { parseDuration } from './duration.js';
+import type { FieldProblem } from './errors.js';
 import {
   ANNOTATION_HOOK_NAME,
   type RestoreExecHookInput,
@@ -65,6 +66,27 @@ export function initContainerProblem(container: Readonly<Record<string, unknown>
   if (typeof container.image !== 'string' || container.image === '') missing.push('image');
   if (!Array.isArray(container.command) || container.command.length === 0) missing.push('command');
   return missing.length > 0 ? `an init container hook needs ${missing.join(', ')}` : undefined;
+}
+
+/**
+ * Every spec init container that Velero's ValidateContainer would refuse, by field path, for a
+ * restore's validation step (so that a bad hook fails the request up front, not pod by pod).
+ */
+export function restoreInitHookProblems(specs: readonly RestoreHookSpec[]): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const [i, spec] of specs.entries()) {
+    for (const [j, hook] of (spec.postHooks ?? []).entries()) {
+      for (const [k, container] of (hook.init?.initContainers ?? []).entries()) {
+        const problem = initContainerProblem(container);
+        if (problem)
+          problems.push({
+            path: `spec.hooks.resources[${i}].postHooks[${j}].init.initContainers[${k}]`,
+            message: problem,
+          });
+      }
+    }
+  }
+  return problems;
 }
 
 export type InitHookOutcome =

@@ -7,6 +7,7 @@ import {
   longestHookWaitMs,
   type RestoreHookSpec,
   restoreExecHooksForPod,
+  restoreInitHookProblems,
   withRestoreInitHooks,
 } from '../../../../shared/domain/restore-hooks.js';
 
@@ -163,6 +164,40 @@ describe('withRestoreInitHooks', () => {
       error:
         'spec.hooks.resources[1].postHooks[0].init.initContainers[0]: an init container hook needs image, command',
     });
+  });
+});
+
+describe('restoreInitHookProblems', () => {
+  it('lists every refused spec init container by its path', () => {
+    // Prepare
+    const specs: RestoreHookSpec[] = [
+      initSpec('fine', ['a']),
+      {
+        name: 'bad',
+        postHooks: [
+          { exec: { command: ['x'] } },
+          {
+            init: {
+              initContainers: [
+                { name: 'ok', image: 'i', command: ['c'] },
+                { image: 'i', command: ['c'] },
+              ],
+            },
+          },
+        ],
+      },
+    ];
+
+    // Act
+    const problems = restoreInitHookProblems(specs);
+
+    // Assess
+    expect(problems).toEqual([
+      {
+        path: 'spec.hooks.resources[1].postHooks[1].init.initContainers[1]',
+        message: 'an init container hook needs name',
+      },
+    ]);
   });
 });
 
