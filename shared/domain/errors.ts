@@ -78,7 +78,7 @@ export class ResourceGone extends LifeboatError {
 
 /**
  * A cloud API refused a request and repeating it will not help (invalid parameter, not found,
- * unauthorized, limit exceeded). `code` is the provider's error code, e.g. `InvalidVolume.NotFound`.
+ * unauthorized, incorrect state). `code` is the provider's error code, e.g. `InvalidVolume.NotFound`.
  */
 export class CloudRequestRefused extends LifeboatError {
   readonly code: string;
