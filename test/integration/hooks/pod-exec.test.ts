@@ -154,6 +154,34 @@ describe('running a command in a pod through the exec subresource', () => {
     expect((error as Error).message).toMatch(/container nope is not valid for pod shell/);
   });
 
+  it('reports a program that cannot start with the runtime’s message and no exit code', async () => {
+    // Act
+    const result = await new KubernetesPodExec(kc()).exec({
+      namespace,
+      pod,
+      container: 'main',
+      command: ['no-such-program'],
+      timeoutMs: 20_000,
+    });
+
+    // Assess
+    expect(result.exitCode).toBeUndefined();
+    expect(result.timedOut).toBe(false);
+    expect(result.error).toMatch(/"no-such-program": executable file not found/);
+  });
+
+  it('refuses a pod that does not exist', async () => {
+    // Act
+    const error = await new KubernetesPodExec(kc())
+      .exec({ namespace, pod: 'gone', container: 'main', command: ['true'], timeoutMs: 20_000 })
+      .catch((e: unknown) => e);
+
+    // Assess
+    expect(error).toBeInstanceOf(PodExecRefused);
+    expect((error as PodExecRefused).statusCode).toBe(404);
+    expect((error as Error).message).toMatch(/pods "gone" not found/);
+  });
+
   it('runs a pod’s annotation pre hook and stops on its onError Fail failure', async () => {
     // Prepare
     const core = kc().makeApiClient(CoreV1Api);
