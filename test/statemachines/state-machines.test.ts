@@ -49,7 +49,8 @@ function ourErrorNames(): Set<string> {
   const names = new Set<string>();
   for (const value of Object.values(domainErrors)) {
     if (typeof value === 'function' && value.prototype instanceof Error) {
-      names.add((Reflect.construct(value, [[]]) as Error).name);
+      // Constructors take a message or problems first and may require an options object second.
+      names.add((Reflect.construct(value, [[], {}]) as Error).name);
     }
   }
   return names;
