@@ -35,6 +35,7 @@ export async function restoreCommand(
         'include-items': { type: 'string' },
         'existing-resource-policy': { type: 'string' },
         'preserve-nodeports': { type: 'boolean' },
+        'resource-modifier-configmap': { type: 'string' },
         'dry-run': { type: 'boolean' },
         output: { type: 'string', short: 'o' },
       },
@@ -44,6 +45,17 @@ export async function restoreCommand(
       if (!from || !to) throw new UsageError(`--namespace-mappings: "${m}" is not source:target`);
       return [from, to] as const;
     });
+    // Velero's flag names the ConfigMap; Lifeboat also takes NAMESPACE/NAME (default namespace: velero).
+    const modifierRef = values['resource-modifier-configmap']?.split('/');
+    if (modifierRef && (modifierRef.length > 2 || modifierRef.some((part) => !part)))
+      throw new UsageError('--resource-modifier-configmap: expected NAME or NAMESPACE/NAME');
+    const resourceModifier = modifierRef
+      ? {
+          kind: 'ConfigMap',
+          name: modifierRef.at(-1),
+          ...(modifierRef.length === 2 ? { namespace: modifierRef[0] } : {}),
+        }
+      : undefined;
     const spec = Object.fromEntries(
       Object.entries({
         backupName: values['from-backup'],
@@ -56,6 +68,7 @@ export async function restoreCommand(
         includeItems: csv(values['include-items']),
         existingResourcePolicy: values['existing-resource-policy'],
         preserveNodePorts: values['preserve-nodeports'],
+        resourceModifier,
         dryRun: values['dry-run'],
       }).filter(([, v]) => v !== undefined),
     );
