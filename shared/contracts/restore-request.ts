@@ -1,8 +1,8 @@
 /**
  * The restore request: a `velero.io/v1` Restore (metadata and spec) plus the target cluster,
- * and two things Velero lacks: `includeItems` (restore named objects) and `dryRun` (return the
- * plan, write nothing). Validation follows Velero's restore controller and reports every problem
- * by field path.
+ * and what Velero lacks: `includeItems` (restore named objects), `dryRun` (return the plan, write
+ * nothing) and resource modifiers given inline or from a ConfigMap in any namespace. Validation
+ * follows Velero's restore controller and reports every problem by field path.
  */
 import { z } from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
@@ -79,7 +79,7 @@ export const restoreSpec = z.strictObject({
       apiGroup: z.string().optional(),
       kind: z.string().optional(),
       name: z.string().optional(),
-      namespace: z.string().optional(),
+      namespace: dnsSubdomain.optional(),
       inline: resourceModifiersInput.optional(),
     })
     .optional(),
