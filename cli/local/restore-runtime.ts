@@ -78,7 +78,11 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
   const handlers: Record<string, (input: JsonValue) => Promise<JsonValue>> = {
     ValidateRestore: async (input) => {
       const { request: req, runId: id } = input as { request: unknown; runId: string };
-      return (await validateRestore({ request: req, runId: id }, { store, clock })) as JsonValue;
+      // The request may name a resource-modifier ConfigMap in the target cluster.
+      return (await validateRestore(
+        { request: req, runId: id },
+        { store, clock, clusterNamed: async () => cluster },
+      )) as JsonValue;
     },
     PlanRestore: async (input) => {
       const plan = await planRestore(

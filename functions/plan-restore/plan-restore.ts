@@ -11,6 +11,7 @@ import { resolveResourceName } from '../../shared/domain/api-resources.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { type IncludesExcludes, selectsAll, shouldInclude } from '../../shared/domain/includes-excludes.js';
 import { itemSelected } from '../../shared/domain/label-selector.js';
+import { addedWithNamespace } from '../../shared/domain/namespace-defaults.js';
 import { prepareForRestore, skipReason } from '../../shared/domain/restore-item.js';
 import { restorable, restorePhases } from '../../shared/domain/restore-order.js';
 import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
@@ -231,10 +232,7 @@ async function preview(options: {
       newNamespaces.add(String((item.object.metadata as { name?: unknown } | undefined)?.name ?? ''));
   }
   const addedByCluster = (phase: string, namespace: string | undefined, name: string | undefined): boolean =>
-    namespace !== undefined &&
-    newNamespaces.has(namespace) &&
-    ((phase === 'serviceaccounts' && name === 'default') ||
-      (phase === 'configmaps' && name === 'kube-root-ca.crt'));
+    namespace !== undefined && newNamespaces.has(namespace) && addedWithNamespace(phase, name);
   for (const phase of options.order) {
     for (const item of options.items.filter((i) => i.groupResource === phase)) {
       const meta = (item.object.metadata ?? {}) as { namespace?: string; name?: string };

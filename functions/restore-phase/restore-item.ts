@@ -9,6 +9,7 @@
  */
 import type { ItemOutcome, PlannedItem, RestoreRun } from '../../shared/contracts/restore-run.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { addedWithNamespace } from '../../shared/domain/namespace-defaults.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import { existingAction } from './compare.js';
@@ -25,6 +26,8 @@ export interface ItemContext {
   /** Where the item's log events go. */
   readonly log: LogEvent[];
   readonly crdTimeoutMs?: number;
+  /** How long to wait for the cluster to add a new namespace's default objects (15 s). */
+  readonly clusterDefaultWaitMs?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -72,6 +75,11 @@ export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<
     ? { message: `resource modifiers: ${item.problems.join('; ')}` }
     : {};
   try {
+    if (id.namespace && addedWithNamespace(ctx.groupResource, id.name)) {
+      // In a namespace this restore just created the cluster adds this object itself, soon:
+      // wait for it, so the restore finds it existing, as its dry run foresaw, whatever the load.
+      await waitForClusterDefault({ ctx, resource, object, ...signal });
+    }
     const written = await ctx.cluster.create({ resource, object, ...signal });
     if (ctx.groupResource === CRDS) {
       await ctx.cluster.waitForCrd({ name: id.name, timeoutMs: ctx.crdTimeoutMs ?? 60_000, ...signal });
@@ -121,5 +129,24 @@ export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<
     const message = error instanceof Error ? error.message : String(error);
     note('error', `Could not restore: ${message}`);
     return { ...id, result: 'failed', message };
+  }
+}
+
+/** How long a restore waits for the cluster to add a namespace's default objects. */
+const CLUSTER_DEFAULT_WAIT_MS = 15_000;
+
+async function waitForClusterDefault(options: {
+  ctx: ItemContext;
+  resource: string;
+  object: Record<string, unknown>;
+  signal?: AbortSignal;
+}): Promise<void> {
+  const { ctx, resource, object, signal } = options;
+  const deadline = Date.now() + (ctx.clusterDefaultWaitMs ?? CLUSTER_DEFAULT_WAIT_MS);
+  for (;;) {
+    if (await ctx.cluster.read({ resource, object, ...(signal ? { signal } : {}) })) return;
+    // Past the wait (a cluster without those controllers), the restore creates it itself.
+    if (Date.now() >= deadline || signal?.aborted) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -55,10 +55,12 @@ export class RestoreWorkflow extends Construct {
       LIFEBOAT_PREFIX: props.prefix ?? '',
       NODE_OPTIONS: '--enable-source-maps',
     };
+    // Reads a resource-modifier ConfigMap from the target cluster, so it needs the cluster role.
     const validate = stepFunction(this, 'ValidateRestore', {
       memoryMb: 512,
       timeout: Duration.seconds(60),
       environment,
+      role: this.clusterWriterRole,
     });
     const plan = stepFunction(this, 'PlanRestore', {
       memoryMb: 1769,
