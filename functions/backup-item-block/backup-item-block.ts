@@ -59,7 +59,7 @@ export async function backupItemBlocks(
   for (const block of message.blocks) {
     for (const item of await itemsOf(block, deps.store, deps.signal)) {
       const { ref } = item;
-      const body = JSON.stringify(item.object);
+      const body = item.json;
       for (const name of entryNames(ref, { preferred: item.preferred })) entries.push({ name, body });
       items.push({
         apiVersion: apiVersionOf(ref),

@@ -56,7 +56,7 @@ export async function emitNamespaces(options: {
       namespace: '',
       name: m.name,
     };
-    await options.emitBlock([{ ref, kind: 'Namespace', preferred: true, object }]);
+    await options.emitBlock([{ ref, kind: 'Namespace', preferred: true, json: JSON.stringify(object) }]);
   }
   // Velero: an included namespace the cluster lacks is an error of the backup.
   for (const name of missingIncludedNamespaces(plan.namespaces.includes, existing)) {
@@ -99,6 +99,6 @@ export async function emitCrds(options: {
       name: m.name,
     };
     options.note('info', 'Backing up the CRD of backed-up custom resources', { crd: m.name });
-    await options.emitBlock([{ ref, kind: resource.kind, preferred: true, object }]);
+    await options.emitBlock([{ ref, kind: resource.kind, preferred: true, json: JSON.stringify(object) }]);
   }
 }

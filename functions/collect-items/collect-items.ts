@@ -102,21 +102,20 @@ export async function collectItems(
   let messageSeq = 0;
   let blockSeq = 0;
   let items = 0;
-  let pending: ItemBlockMessage['blocks'] = [];
+  /** The JSON of the blocks of the message being filled. */
+  let pending: string[] = [];
   let pendingBytes = 0;
   const outgoing: string[] = [];
   // A retried CollectItems starts a new attempt: its messages, block items and results never
   // mix with those of an earlier attempt still in flight.
   const attempt = randomUUID().slice(0, 8);
+  const backupHeader = JSON.stringify({ name: run.name, runId: run.runId, startedAt: run.startedAt });
   const packMessage = (): void => {
     if (pending.length === 0) return;
     messageSeq++;
-    const message: ItemBlockMessage = {
-      backup: { name: run.name, runId: run.runId, startedAt: run.startedAt },
-      messageId: `${attempt}-${String(messageSeq).padStart(7, '0')}`,
-      blocks: pending,
-    };
-    outgoing.push(JSON.stringify(message));
+    const messageId: ItemBlockMessage['messageId'] = `${attempt}-${String(messageSeq).padStart(7, '0')}`;
+    // The message's JSON assembled from its blocks' JSON, each serialized once when it was built.
+    outgoing.push(`{"backup":${backupHeader},"messageId":"${messageId}","blocks":[${pending.join(',')}]}`);
     pending = [];
     pendingBytes = 0;
   };
@@ -130,18 +129,19 @@ export async function collectItems(
     blockSeq++;
     items += blockItems.length;
     const id = `${attempt}-${String(blockSeq).padStart(7, '0')}`;
-    // UTF-8 bytes, as SQS counts them, plus room for each item's reference.
-    const size = blockItems.reduce((n, i) => n + Buffer.byteLength(JSON.stringify(i.object)) + 300, 0);
-    const entry: ItemBlockMessage['blocks'][number] =
-      size > maxMessageBytes ? { id, itemsKey: work.blockItems(id) } : { id, items: blockItems };
-    const entrySize = 'itemsKey' in entry ? 300 : size;
-    if ('itemsKey' in entry) {
-      await deps.store.put(entry.itemsKey, JSON.stringify(blockItems), { contentType: 'application/json' });
+    let entry = JSON.stringify({ id, items: blockItems } satisfies ItemBlockMessage['blocks'][number]);
+    // UTF-8 bytes, as SQS counts them.
+    let entrySize = Buffer.byteLength(entry);
+    if (entrySize > maxMessageBytes - 1_000) {
+      const itemsKey = work.blockItems(id);
+      await deps.store.put(itemsKey, JSON.stringify(blockItems), { contentType: 'application/json' });
+      entry = JSON.stringify({ id, itemsKey } satisfies ItemBlockMessage['blocks'][number]);
+      entrySize = Buffer.byteLength(entry);
     }
-    // Close the message before it would grow past the limit.
-    if (pendingBytes + entrySize > maxMessageBytes) packMessage();
+    // Close the message before it would grow past the limit (room left for its header).
+    if (pendingBytes + entrySize > maxMessageBytes - 1_000) packMessage();
     pending.push(entry);
-    pendingBytes += entrySize;
+    pendingBytes += entrySize + 1;
     await flush(false);
   };
 
@@ -208,7 +208,7 @@ export async function collectItems(
           namespace: m.namespace,
           name: m.name,
         };
-        const item: BlockItem = { ref, kind: resource.kind, preferred: true, object };
+        const item: BlockItem = { ref, kind: resource.kind, preferred: true, json: JSON.stringify(object) };
         const selected = direct && itemSelected(plan, m.labels);
         if (!selected) {
           if (pullable) {

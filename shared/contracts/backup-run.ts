@@ -37,8 +37,11 @@ export const blockItem = z.strictObject({
   kind: z.string(),
   /** Whether `ref.version` is the server's preferred version (adds the -preferredversion copy). */
   preferred: z.boolean(),
-  /** The object as the API served it. */
-  object: z.record(z.string(), z.unknown()),
+  /**
+   * The object as the API served it, as JSON text: the worker writes these bytes to the tarball
+   * as they are, and parses only the objects it must look into (pods for hooks, volumes).
+   */
+  json: z.string(),
 });
 export type BlockItem = z.infer<typeof blockItem>;
 

@@ -65,11 +65,11 @@ describe('the Lambda entry points of the ItemBlock queue', () => {
             ref: { group: '', version: 'v1', resource: 'configmaps', namespace: 'shop', name: 'settings' },
             kind: 'ConfigMap',
             preferred: true,
-            object: {
+            json: JSON.stringify({
               apiVersion: 'v1',
               kind: 'ConfigMap',
               metadata: { name: 'settings', namespace: 'shop' },
-            },
+            }),
           },
         ],
       },
