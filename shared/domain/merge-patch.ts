@@ -11,13 +11,21 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/**
+ * Sets an own property, whatever its name: a key such as `__proto__`, which JSON.parse keeps as
+ * data, must stay data here too rather than change the object's prototype.
+ */
+function setOwn(target: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** RFC 7386 §2: objects merge key by key, `null` removes a key, anything else replaces. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isJsonObject(patch)) return structuredClone(patch);
   const out: JsonObject = isJsonObject(target) ? structuredClone(target) : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete out[key];
-    else out[key] = applyMergePatch(out[key], value);
+    else setOwn(out, key, applyMergePatch(Object.hasOwn(out, key) ? out[key] : undefined, value));
   }
   return out;
 }
@@ -43,15 +51,15 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 export function createMergePatch(from: JsonObject, to: JsonObject): JsonObject | undefined {
   const patch: JsonObject = {};
   for (const [key, value] of Object.entries(to)) {
-    const before = from[key];
+    const before = Object.hasOwn(from, key) ? from[key] : undefined;
     if (jsonEqual(before, value)) continue;
     if (isJsonObject(before) && isJsonObject(value)) {
       const nested = createMergePatch(before, value);
-      if (nested) patch[key] = nested;
+      if (nested) setOwn(patch, key, nested);
     } else {
-      patch[key] = structuredClone(value);
+      setOwn(patch, key, structuredClone(value));
     }
   }
-  for (const key of Object.keys(from)) if (!Object.hasOwn(to, key)) patch[key] = null;
+  for (const key of Object.keys(from)) if (!Object.hasOwn(to, key)) setOwn(patch, key, null);
   return Object.keys(patch).length > 0 ? patch : undefined;
 }

@@ -62,6 +62,15 @@ describe('JSON merge patch (RFC 7386)', () => {
     object: fc.dictionary(fc.string(), tie('json'), { maxKeys: 4 }),
   }));
 
+  it('keeps a __proto__ key as data, as JSON.parse does', () => {
+    const to = JSON.parse('{"__proto__":{"x":1},"a":2}') as Record<string, unknown>;
+    const patch = createMergePatch({}, to);
+    expect(Object.keys(patch ?? {})).toEqual(['__proto__', 'a']);
+    const applied = applyMergePatch({}, patch) as Record<string, unknown>;
+    expect(jsonEqual(applied, to)).toBe(true);
+    expect(Object.getPrototypeOf(applied)).toBe(Object.prototype);
+  });
+
   it('a computed patch turns the first object into the second', () => {
     fc.assert(
       fc.property(value.object, value.object, (from, to) => {
