@@ -15,7 +15,7 @@ import {
   type MessageResult,
 } from '../../shared/contracts/backup-run.js';
 import { apiVersionOf } from '../../shared/domain/api-resources.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { type LogEvent, logTextOf } from '../../shared/domain/backup-log.js';
 import { AlreadyExists, LifeboatError } from '../../shared/domain/errors.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
 import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
@@ -90,7 +90,15 @@ export async function backupItemBlocks(
       contentType: 'application/gzip',
     });
   }
-  const result: MessageResult = { messageId: message.messageId, items, fragmentKey, ...results, log };
+  const { text: logText, levels: logLevels } = logTextOf(log);
+  const result: MessageResult = {
+    messageId: message.messageId,
+    items,
+    fragmentKey,
+    ...results,
+    logText,
+    logLevels,
+  };
   await writeResult({ message, result, deps });
   return result;
 }
@@ -146,12 +154,14 @@ export async function recordDeadLetter(
       fields: { backup: message.backup.name, block: block.id },
     });
   }
+  const { text: logText, levels: logLevels } = logTextOf(log);
   const result: MessageResult = {
     messageId: message.messageId,
     items: [],
     fragmentKey: null,
     ...results,
-    log,
+    logText,
+    logLevels,
   };
   await writeResult({ message, result, deps, onlyIfAbsent: true });
   return result;

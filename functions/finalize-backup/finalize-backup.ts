@@ -30,6 +30,8 @@ import { putOnce, putStreamOnce } from '../write-once.js';
 
 // Decompression runs on libuv's thread pool, beside the event loop.
 const gunzip = promisify(gunzipCallback);
+/** Messages whose result and fragment are read ahead while the tarball is written. */
+const READ_AHEAD = 8;
 
 export interface FinalizeBackupDeps {
   readonly store: ObjectStore;
@@ -99,19 +101,33 @@ export async function finalizeBackup(
     yield gzipSync(
       withoutEndOfArchive(await tarOf([{ name: VERSION_ENTRY, body: `${FORMAT_VERSION}\n` }], { mtime })),
     );
-    for (const key of resultKeys) {
+    // Each result and its fragment are read a few messages ahead, in order: the store's round
+    // trips overlap with the upload, and memory stays bounded by the window.
+    const read = async (key: string) => {
       const raw = await deps.store.get(key, { signal: deps.signal });
       if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
       const result = messageResult.parse(JSON.parse((await gunzip(raw)).toString('utf8')));
-      results = mergeResults(results, { errors: result.errors, warnings: result.warnings });
-      const counted = countLevels(result.log);
-      levels = { errors: levels.errors + counted.errors, warnings: levels.warnings + counted.warnings };
-      listed.push(...result.items);
-      if (result.fragmentKey === null) continue;
+      if (result.fragmentKey === null) return { result, fragment: undefined };
       const fragment = await deps.store.get(result.fragmentKey, { signal: deps.signal });
       if (!fragment)
         throw new LifeboatError(`the fragment ${result.fragmentKey} disappeared from the working data`);
-      yield fragment;
+      return { result, fragment };
+    };
+    const ahead: ReturnType<typeof read>[] = [];
+    for (let i = 0; i < resultKeys.length; i++) {
+      for (let j = ahead.length; j < Math.min(resultKeys.length, i + READ_AHEAD); j++) {
+        const pending = read(resultKeys[j] ?? '');
+        // Awaited in order below; never an unhandled rejection meanwhile.
+        pending.catch(() => undefined);
+        ahead.push(pending);
+      }
+      const { result, fragment } = await (ahead[i] as ReturnType<typeof read>);
+      delete ahead[i];
+      results = mergeResults(results, { errors: result.errors, warnings: result.warnings });
+      const counted = result.logLevels;
+      levels = { errors: levels.errors + counted.errors, warnings: levels.warnings + counted.warnings };
+      listed.push(...result.items);
+      if (fragment) yield fragment;
     }
     yield gzipSync(Buffer.alloc(END_OF_ARCHIVE_BYTES));
   };
@@ -141,7 +157,7 @@ export async function finalizeBackup(
       yield lines(collectLog);
       for (const key of resultKeys) {
         const raw = await deps.store.get(key, { signal: deps.signal });
-        if (raw) yield lines(messageResult.parse(JSON.parse((await gunzip(raw)).toString('utf8'))).log);
+        if (raw) yield messageResult.parse(JSON.parse((await gunzip(raw)).toString('utf8'))).logText;
       }
       yield lines([last]);
     };

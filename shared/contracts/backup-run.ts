@@ -88,14 +88,9 @@ export const messageResult = z.strictObject({
   fragmentKey: z.string().nullable(),
   errors: result,
   warnings: result,
-  log: z.array(
-    z.strictObject({
-      time: z.string(),
-      level: z.enum(['debug', 'info', 'warning', 'error']),
-      msg: z.string(),
-      fields: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-    }),
-  ),
+  /** The message's log lines, formatted once by the worker (FinalizeBackup only concatenates). */
+  logText: z.string(),
+  logLevels: z.strictObject({ errors: z.number().int(), warnings: z.number().int() }),
 });
 export type MessageResult = z.infer<typeof messageResult>;
 

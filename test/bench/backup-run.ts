@@ -1,7 +1,7 @@
 /**
  * One measured run for the backup benchmark, in its own process so its peak RSS is its own:
- * `list` pages through the given resources with limit 500 (the baseline), `backup` runs a
- * whole local backup. Prints one JSON line: objects, milliseconds, peak RSS.
+ * `list` pages with limit 500 through every resource type a backup of the namespaces matching
+ * ARG lists, counting those namespaces' objects (the baseline); `backup` backs them up. Prints one JSON line: objects, milliseconds, peak RSS.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { runLocalBackup } from '../../cli/local/backup-runtime.js';
 import { clusterFromKubeconfig } from '../../shared/adapters/kubernetes-cluster.js';
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
+import { collectionOrder } from '../../shared/domain/api-resources.js';
+import { shouldInclude } from '../../shared/domain/includes-excludes.js';
 
 const [mode, kubeconfig, arg] = process.argv.slice(2);
 if (!kubeconfig || !arg) throw new Error('usage: backup-run.ts list|backup KUBECONFIG ARG');
@@ -16,11 +18,10 @@ const cluster = await clusterFromKubeconfig({ path: kubeconfig });
 const started = performance.now();
 let objects = 0;
 if (mode === 'list') {
-  const wanted = new Set(arg.split(','));
-  const resources = (await cluster.discover()).resources.filter((r) =>
-    wanted.has(r.group ? `${r.resource}.${r.group}` : r.resource),
-  );
-  for (const resource of resources) {
+  // The same objects the backup selects: every resource type it lists (its collection order,
+  // cohabiting duplicates dropped), items of the namespaces the glob names, and those namespaces.
+  const namespaces = { includes: [arg], excludes: [] };
+  for (const resource of collectionOrder((await cluster.discover()).resources)) {
     let token: string | undefined;
     do {
       const page = await cluster.listPage({
@@ -28,7 +29,15 @@ if (mode === 'list') {
         limit: 500,
         ...(token ? { continueToken: token } : {}),
       });
-      objects += page.items.length;
+      for (const item of page.items) {
+        const m = (item.metadata ?? {}) as { name?: string; namespace?: string };
+        const ns = resource.namespaced
+          ? m.namespace
+          : resource.resource === 'namespaces'
+            ? m.name
+            : undefined;
+        if (ns !== undefined && shouldInclude(namespaces, ns)) objects++;
+      }
       token = page.continueToken;
     } while (token);
   }
