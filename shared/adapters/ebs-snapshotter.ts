@@ -1,7 +1,7 @@
 /**
  * Native EBS snapshots over EC2 (velero-plugin-for-aws `volume_snapshotter.go`): describe a
  * volume, snapshot it with Velero's tags, poll the snapshot, re-create a volume from it in a
- * zone, delete it. The SDK client retries throttling and 5xx itself (build it with
+ * zone (found again by its restore tags, polled until available), delete it. The SDK client retries throttling and 5xx itself (build it with
  * `maxAttempts`, as aws-adapters does); what still fails is mapped to RetryableError (throttling,
  * 5xx, network: the step may be retried) or CloudRequestRefused (repeating will not help).
  * Never logs: callers log at the handler.
@@ -20,6 +20,7 @@ import {
   EC2ServiceException,
   type Tag as Ec2Tag,
   type Snapshot,
+  type Volume,
   type VolumeType,
 } from '@aws-sdk/client-ec2';
 import { restoredVolumeTags, type Tag } from '../domain/ebs-volume.js';
@@ -29,6 +30,8 @@ import type {
   SnapshotState,
   Snapshotter,
   VolumeDescription,
+  VolumeState,
+  VolumeStatus,
 } from '../ports/snapshotter.js';
 
 /** Volume types whose provisioned IOPS Velero records and restores (plugin iopsVolumeTypes). */
@@ -121,6 +124,12 @@ function progressOf(snapshot: Snapshot): SnapshotProgress {
     tags: fromEc2Tags(snapshot.Tags),
   };
 }
+
+const statusOf = (volume: Volume): VolumeStatus => ({
+  volumeId: volume.VolumeId ?? '',
+  state: (volume.State ?? 'creating') as VolumeState,
+  availabilityZone: volume.AvailabilityZone ?? '',
+});
 
 export class EbsSnapshotter implements Snapshotter {
   private readonly client: EC2Client;
@@ -279,6 +288,46 @@ export class EbsSnapshotter implements Snapshotter {
     if (!res.VolumeId)
       throw new CloudRequestRefused(`${what}: no volume id returned`, { code: 'NoVolumeId' });
     return { volumeId: res.VolumeId };
+  }
+
+  async findVolumes(options: { tags: readonly Tag[]; signal?: AbortSignal }): Promise<VolumeStatus[]> {
+    const found: VolumeStatus[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.client.send(
+          new DescribeVolumesCommand({
+            Filters: options.tags.map((t) => ({ Name: `tag:${t.key}`, Values: [t.value] })),
+            ...(token ? { NextToken: token } : {}),
+          }),
+          { abortSignal: options.signal },
+        );
+        for (const volume of page.Volumes ?? []) if (volume.VolumeId) found.push(statusOf(volume));
+        token = page.NextToken;
+      } while (token);
+    } catch (error) {
+      throw ec2ErrorOf(error, { what: 'DescribeVolumes by tag', signal: options.signal });
+    }
+    return found;
+  }
+
+  async volumeStatus(volumeId: string, options?: { signal?: AbortSignal }): Promise<VolumeStatus> {
+    const what = `DescribeVolumes ${volumeId}`;
+    let res: DescribeVolumesCommandOutput;
+    try {
+      res = await this.client.send(new DescribeVolumesCommand({ VolumeIds: [volumeId] }), {
+        abortSignal: options?.signal,
+      });
+    } catch (error) {
+      // EC2 is eventually consistent: a volume just created may not be visible for a moment; the
+      // restore's item operation timeout bounds one that never shows.
+      if (errorCode(error) === 'InvalidVolume.NotFound')
+        throw new RetryableError(`${what}: not found (yet)`, { cause: error });
+      throw ec2ErrorOf(error, { what, signal: options?.signal });
+    }
+    const [volume] = res.Volumes ?? [];
+    if (!volume) throw new RetryableError(`${what}: not found (yet)`);
+    return statusOf(volume);
   }
 
   async deleteSnapshot(snapshotId: string, options?: { signal?: AbortSignal }): Promise<void> {

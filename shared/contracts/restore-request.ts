@@ -1,7 +1,8 @@
 /**
  * The restore request: a `velero.io/v1` Restore (metadata and spec) plus the target cluster,
  * and what Velero lacks: `includeItems` (restore named objects), `dryRun` (return the plan, write
- * nothing) and resource modifiers given inline or from a ConfigMap in any namespace. Validation
+ * nothing), resource modifiers given inline or from a ConfigMap in any namespace, and
+ * `volumeAvailabilityZone` (re-create snapshot volumes in another zone). Validation
  * follows Velero's restore controller and reports every problem by field path.
  */
 import { z } from 'zod';
@@ -93,6 +94,16 @@ export const restoreSpec = z.strictObject({
   includeItems: z.array(itemSelector).optional(),
   /** Lifeboat: plan only; nothing is written. */
   dryRun: z.boolean().optional(),
+  /**
+   * Lifeboat: the availability zone in which volumes are re-created from native snapshots,
+   * instead of the zone each snapshot recorded (Velero has no such field; its zones are fixed).
+   */
+  volumeAvailabilityZone: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z0-9]+)+-\d[a-z]$/, {
+      message: 'must be an availability zone name, such as us-east-1a',
+    })
+    .optional(),
 });
 export type RestoreSpec = z.infer<typeof restoreSpec>;
 

@@ -59,6 +59,10 @@ export type ChunkTotals = z.infer<typeof chunkTotals>;
 
 export const restorePlan = z.strictObject({
   dryRun: z.boolean(),
+  /** Volumes RestoreVolumes re-creates from native snapshots before the phases. */
+  nativeVolumes: z.number().int().nonnegative().optional(),
+  /** Re-provisioned PVs PatchProvisionedVolumes gives their backed-up reclaim policy and labels. */
+  provisionedVolumes: z.number().int().nonnegative().optional(),
   phases: z.array(restorePhase),
   totalItems: z.number().int(),
   skipped: z.number().int(),

@@ -34,6 +34,8 @@ const PVC_BINDING_ANNOTATIONS = [
   'volume.kubernetes.io/selected-node',
 ];
 
+const PV_BINDING_ANNOTATIONS = ['pv.kubernetes.io/bind-completed', 'pv.kubernetes.io/bound-by-controller'];
+
 const JOB_CONTROLLER_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
 
 export interface RestoreItemOptions {
@@ -183,6 +185,11 @@ function preparedContent(object: Json, options: RestoreItemOptions): Json {
       break;
     }
     case 'persistentvolumes': {
+      // Velero resetVolumeBindingInfo: the restored PV looks statically provisioned and
+      // manually bound, so the PV controller binds it to the restored PVC again.
+      const annotations = obj(metadata.annotations);
+      for (const key of PV_BINDING_ANNOTATIONS) delete annotations[key];
+      if (metadata.annotations !== undefined) metadata.annotations = annotations;
       const claimRef = obj(spec.claimRef);
       if (Object.keys(claimRef).length > 0) {
         delete claimRef.uid;

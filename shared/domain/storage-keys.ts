@@ -68,6 +68,12 @@ export const restoreWorkKeys = (options: { name: string; runId: string }) => {
     request: `${dir}request.json`,
     /** The resource modifier rules ValidateRestore resolved (inline or from a ConfigMap). */
     resourceModifiers: `${dir}resource-modifiers.json`,
+    /** The volume plan PlanRestore writes for RestoreVolumes and PatchProvisionedVolumes. */
+    volumes: `${dir}volumes.json`,
+    volumesProgress: `${dir}volumes-progress.json`,
+    provisionedProgress: `${dir}provisioned-progress.json`,
+    /** The chunks of one phase (RestoreVolumes points the planned PVs at their new volumes). */
+    chunksDir: (groupResource: string) => `${dir}phases/${groupResource}/`,
     chunk: (groupResource: string, chunk: number) =>
       `${dir}phases/${groupResource}/${String(chunk).padStart(5, '0')}.json`,
     outcome: (phase: number, chunk: number) =>

@@ -34,6 +34,15 @@ export interface SnapshotProgress {
   readonly tags: readonly Tag[];
 }
 
+/** EC2 volume states; a restored volume is usable once `available`, never after `error`. */
+export type VolumeState = 'creating' | 'available' | 'in-use' | 'deleting' | 'deleted' | 'error';
+
+export interface VolumeStatus {
+  readonly volumeId: string;
+  readonly state: VolumeState;
+  readonly availabilityZone: string;
+}
+
 export interface Snapshotter {
   describeVolume(volumeId: string, options?: { signal?: AbortSignal }): Promise<VolumeDescription>;
   /**
@@ -70,6 +79,13 @@ export interface Snapshotter {
     clusterName?: string;
     signal?: AbortSignal;
   }): Promise<{ volumeId: string }>;
+  /**
+   * This account's volumes carrying every given tag, e.g. `velero.io/restore` and `velero.io/pv`:
+   * a retried restore step finds the volume its first attempt created instead of creating another.
+   */
+  findVolumes(options: { tags: readonly Tag[]; signal?: AbortSignal }): Promise<VolumeStatus[]>;
+  /** One look at a volume's state. */
+  volumeStatus(volumeId: string, options?: { signal?: AbortSignal }): Promise<VolumeStatus>;
   /** Deletes a snapshot; one already gone is not an error (Velero ignores InvalidSnapshot.NotFound). */
   deleteSnapshot(snapshotId: string, options?: { signal?: AbortSignal }): Promise<void>;
 }

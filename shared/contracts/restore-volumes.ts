@@ -1,0 +1,132 @@
+/**
+ * What the restore's volume steps keep in the working data and return to the state machine:
+ * the volume plan PlanRestore writes (volumes to re-create from native snapshots, re-provisioned
+ * PVs to patch, the restore volume info known at planning, notes for the log), the progress of
+ * RestoreVolumes and PatchProvisionedVolumes, and the counts they return. Also the backup's
+ * volumes-info as read back from the store: Velero's keys, unknown ones ignored.
+ */
+import { z } from 'zod';
+
+const logEvent = z.strictObject({
+  time: z.string(),
+  level: z.enum(['debug', 'info', 'warning', 'error']),
+  msg: z.string(),
+  fields: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
+
+const pvInfo = z.object({
+  reclaimPolicy: z.string().catch(''),
+  labels: z.record(z.string(), z.string()).nullable().catch(null),
+});
+
+const csiSnapshotInfo = z.object({
+  snapshotHandle: z.string().catch(''),
+  size: z.number().catch(0),
+  driver: z.string().catch(''),
+  vscName: z.string().catch(''),
+  operationID: z.string().optional(),
+  ReadyToUse: z.boolean().nullable().catch(null),
+});
+
+const nativeSnapshotInfo = z.object({
+  snapshotHandle: z.string().catch(''),
+  volumeType: z.string().catch(''),
+  volumeAZ: z.string().catch(''),
+  iops: z.union([z.string(), z.number().transform(String)]).catch('0'),
+  Phase: z.enum(['New', 'InProgress', 'Completed', 'Failed', '']).catch(''),
+});
+
+/**
+ * One entry of `<backup>-volumeinfo.json.gz` as a restore reads it (Velero BackupVolumeInfo).
+ * Lenient where Velero is: a field of the wrong type reads as its zero value, never fails the
+ * restore; the methods Lifeboat does not know read as none (the volume is then treated as
+ * skipped, as Velero's default branch does).
+ */
+export const backupVolumeInfoRecord = z.object({
+  pvcName: z.string().optional().catch(undefined),
+  pvcNamespace: z.string().optional().catch(undefined),
+  pvName: z.string().optional().catch(undefined),
+  backupMethod: z.enum(['NativeSnapshot', 'PodVolumeBackup', 'CSISnapshot']).optional().catch(undefined),
+  snapshotDataMoved: z.boolean().catch(false),
+  preserveLocalSnapshot: z.boolean().catch(false),
+  skipped: z.boolean().catch(false),
+  skippedReason: z.string().optional().catch(undefined),
+  csiSnapshotInfo: csiSnapshotInfo.optional().catch(undefined),
+  nativeSnapshotInfo: nativeSnapshotInfo.optional().catch(undefined),
+  pvInfo: pvInfo.optional().catch(undefined),
+});
+export const backupVolumeInfos = z.array(backupVolumeInfoRecord);
+
+const restoreVolumeInfo = z.object({
+  pvcName: z.string().optional(),
+  pvcNamespace: z.string().optional(),
+  pvName: z.string().optional(),
+  restoreMethod: z.enum(['NativeSnapshot', 'PodVolumeBackup', 'CSISnapshot', 'PodVolumeRestore']).optional(),
+  snapshotDataMoved: z.boolean(),
+  csiSnapshotInfo: csiSnapshotInfo.optional(),
+  nativeSnapshotInfo: nativeSnapshotInfo.optional(),
+});
+
+export const nativeVolumeRestore = z.strictObject({
+  pvName: z.string(),
+  sourcePvName: z.string(),
+  pvcNamespace: z.string().optional(),
+  pvcName: z.string().optional(),
+  snapshotHandle: z.string(),
+  volumeType: z.string(),
+  iops: z.number().int().positive().optional(),
+  availabilityZone: z.string(),
+  recordedAvailabilityZone: z.string(),
+});
+
+export const provisionedVolume = z.strictObject({
+  pvcNamespace: z.string(),
+  pvcName: z.string(),
+  sourcePvName: z.string().optional(),
+  pvInfo,
+});
+
+/** `work.volumes`: written once by PlanRestore. */
+export const volumePlan = z.strictObject({
+  native: z.array(nativeVolumeRestore),
+  provisioned: z.array(provisionedVolume),
+  restoreInfos: z.array(restoreVolumeInfo),
+  /** The plan's own notes (Velero's PV handling lines, skipped data, refused volumes). */
+  log: z.array(logEvent),
+});
+export type VolumePlan = z.infer<typeof volumePlan>;
+
+/** How a native volume ended: its new volume id, or why there is none. */
+const nativeOutcome = z.strictObject({
+  volumeId: z.string().optional(),
+  state: z.string().optional(),
+  error: z.string().optional(),
+});
+
+/** `work.volumesProgress`: RestoreVolumes' state between its calls. */
+export const volumesProgress = z.strictObject({
+  startedAt: z.string(),
+  /** By restored PV name. */
+  volumes: z.record(z.string(), nativeOutcome),
+  /** Set once every volume settled and the PV chunks point at the new volumes. */
+  done: z.boolean(),
+  log: z.array(logEvent),
+});
+export type VolumesProgress = z.infer<typeof volumesProgress>;
+
+/** `work.provisionedProgress`: PatchProvisionedVolumes' state between its calls. */
+export const provisionedProgress = z.strictObject({
+  startedAt: z.string(),
+  /** `namespace/name` of each settled PVC (patched, nothing to do, or given up on). */
+  settled: z.array(z.string()),
+  done: z.boolean(),
+  log: z.array(logEvent),
+});
+export type ProvisionedProgress = z.infer<typeof provisionedProgress>;
+
+/** What RestoreVolumes and PatchProvisionedVolumes return: whether to call again. */
+export const volumeStepResult = z.strictObject({
+  done: z.boolean(),
+  pending: z.number().int().nonnegative(),
+});
+export type VolumeStepResult = z.infer<typeof volumeStepResult>;
