@@ -1,5 +1,7 @@
-#!/usr/bin/env node
-// The `lifeboat` command: runs the TypeScript sources through tsx.
+#!/usr/bin/env -S node --max-old-space-size=384
+// The `lifeboat` command: runs the TypeScript sources through tsx. Its heap is capped at 384 MiB
+// (the process stays within 512 MiB, as a Lambda of that size would): a backup's live data is
+// bounded; without a cap V8 lets garbage pile up to the machine's memory before collecting.
 import { register } from 'tsx/esm/api';
 
 register();

@@ -34,8 +34,10 @@ export async function* listAll(options: {
   firstPage?: Promise<ListPage> | undefined;
   onRestart: () => void;
 }): AsyncGenerator<Record<string, unknown>> {
-  // A restart after 410 Gone re-lists from the start; items already yielded are skipped.
-  const seen = new Set<string>();
+  // A restart after 410 Gone re-lists from the start; items already yielded are skipped. The API
+  // lists in storage-key order (`<namespace>/<name>`, byte order; names are ASCII), so the last
+  // key yielded is all it takes to know them: memory stays constant, however many items.
+  let lastKey: string | undefined;
   let restarts = 0;
   const request = (token: string | undefined): Promise<ListPage> => {
     const pending = options.cluster.listPage({
@@ -58,9 +60,9 @@ export async function* listAll(options: {
         next = page.continueToken ? request(page.continueToken) : undefined;
         for (const item of page.items) {
           const m = meta(item);
-          const key = `${m.namespace}/${m.name}`;
-          if (restarts > 0 && seen.has(key)) continue;
-          seen.add(key);
+          const key = m.namespace ? `${m.namespace}/${m.name}` : m.name;
+          if (restarts > 0 && lastKey !== undefined && key <= lastKey) continue;
+          lastKey = key;
           yield item;
         }
       }

@@ -18,7 +18,7 @@ import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { existingAction } from '../restore-phase/compare.js';
-import { itemPlanner } from './plan-item.js';
+import { hookPreview, itemPlanner } from './plan-item.js';
 
 export interface PlanRestoreDeps {
   readonly store: ObjectStore;
@@ -263,7 +263,8 @@ async function preview(options: {
         object: item.object,
       });
       if (!existing) {
-        out.push({ phase, item: label, action: 'create' });
+        // A pod's restore hooks show on creates only: Velero runs them for pods it creates.
+        out.push({ phase, item: label, action: 'create', ...hookPreview(item) });
         continue;
       }
       const decided = existingAction({

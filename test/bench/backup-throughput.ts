@@ -113,7 +113,8 @@ function measure(
 ): { objects: number; ms: number; maxRssMb: number } {
   const out = execFileSync(
     process.execPath,
-    ['--import', 'tsx', 'test/bench/backup-run.ts', mode, kubeconfig, arg],
+    // The heap cap the `lifeboat` command runs with (cli/bin/lifeboat.mjs).
+    ['--max-old-space-size=384', '--import', 'tsx', 'test/bench/backup-run.ts', mode, kubeconfig, arg],
     { encoding: 'utf8', maxBuffer: 1 << 20 },
   );
   return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as {
