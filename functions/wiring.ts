@@ -4,6 +4,7 @@
 import { awsAdapters } from '../shared/adapters/aws-adapters.js';
 import type { KubernetesCluster } from '../shared/adapters/kubernetes-cluster.js';
 import { systemClock } from '../shared/adapters/system-clock.js';
+import type { PodExec } from '../shared/ports/pod-exec.js';
 import type { WorkQueue } from '../shared/ports/work-queue.js';
 import { readEnv, requireQueueUrl } from '../shared/runtime/env.js';
 
@@ -25,4 +26,8 @@ export function queue(): WorkQueue {
 
 export function clusterNamed(name: string): Promise<KubernetesCluster> {
   return aws.clusterNamed(name);
+}
+
+export function podExecNamed(name: string): Promise<PodExec> {
+  return aws.podExecNamed(name);
 }

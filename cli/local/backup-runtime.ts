@@ -13,6 +13,8 @@ import { collectItems } from '../../functions/collect-items/collect-items.js';
 import { finalizeBackup } from '../../functions/finalize-backup/finalize-backup.js';
 import { recordBackupFailure } from '../../functions/record-backup-failure/record-backup-failure.js';
 import { validateBackup } from '../../functions/validate-backup/validate-backup.js';
+import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
+import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import {
   type JsonValue,
   runLocalStateMachine,
@@ -27,9 +29,11 @@ import {
   itemBlockMessage,
   validateBackupInput,
 } from '../../shared/contracts/backup-run.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { PodExec } from '../../shared/ports/pod-exec.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const BACKUP_DEFINITION = join(here, '..', '..', 'statemachines', 'backup.asl.json');
@@ -51,6 +55,20 @@ export interface LocalBackupOptions {
   readonly onProgress?: (event: ProgressEvent) => void;
   /** Wraps the worker, e.g. for fault tests; the default runs it unchanged. */
   readonly wrapWorker?: (worker: (body: string) => Promise<void>) => (body: string) => Promise<void>;
+  /** Exec for hooks; unset: through the cluster's own kubeconfig (a KubernetesCluster's). */
+  readonly podExec?: PodExec;
+  /** How long a worker runs one message's hooks before leaving blocks to the hook runner. */
+  readonly inlineHookLimitSeconds?: number;
+}
+
+/** Hooks run in the backed-up cluster, reached with the same credentials as its listing. */
+function podExecOf(options: LocalBackupOptions): () => Promise<PodExec> {
+  return async () => {
+    if (options.podExec) return options.podExec;
+    if (options.cluster instanceof KubernetesCluster)
+      return new KubernetesPodExec(options.cluster.kubeConfig);
+    throw new LifeboatError('hooks need a Kubernetes cluster reached through a kubeconfig');
+  };
 }
 
 /** Local stand-ins for the deployed functions' ARNs. */
@@ -68,12 +86,17 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
   const taskToken = `token-${randomUUID()}`;
   const store = options.store;
   const progress = options.onProgress ?? (() => undefined);
+  const podExec = podExecOf(options);
 
   const worker = async (body: string): Promise<void> => {
     const result = await backupItemBlocks(itemBlockMessage.parse(JSON.parse(body)), {
       store,
       callbacks,
       clock,
+      podExecFor: podExec,
+      ...(options.inlineHookLimitSeconds !== undefined
+        ? { inlineHookLimitMs: options.inlineHookLimitSeconds * 1000 }
+        : {}),
     });
     progress({ type: 'message-done', items: result.items.length });
   };

@@ -1,104 +1,101 @@
 /**
  * BackupItemBlock: the worker. For each ItemBlock of a message: pre hooks on the block's pods →
- * every item → post hooks (hooks arrive with their own feature). The message's tar entries go
- * to the working data as one gzip member (a fragment of the final tarball), with a result listing
- * the items, errors and log. Idempotent: a redelivered message rewrites the same fragment and
- * result. A problem with one item becomes an error in the result, never a failed block.
+ * every item → post hooks (block-hooks.ts). The message's tar entries go to the working data as
+ * one gzip member (a fragment of the final tarball), with a result listing the items, errors,
+ * log and hook counts. A block whose hooks could outlast this worker (their timeouts past the
+ * inline limit) is not run here: it is left in the working data for a long hook run (the hook
+ * runner, functions/hook-runner), which backs it up with this same code. Idempotent: a
+ * redelivered message rewrites the same fragment and result (its hooks run again, as in Velero).
+ * A problem with one item becomes an error in the result, never a failed block.
  */
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import { type TarEntry, tarOf } from '../../shared/adapters/tar-archive.js';
-import {
-  type BlockItem,
-  blockItem,
-  type ItemBlockMessage,
-  type MessageResult,
-} from '../../shared/contracts/backup-run.js';
-import { apiVersionOf } from '../../shared/domain/api-resources.js';
+import type { ItemBlockMessage, MessageResult } from '../../shared/contracts/backup-run.js';
 import { type LogEvent, logTextOf } from '../../shared/domain/backup-log.js';
-import { AlreadyExists, LifeboatError } from '../../shared/domain/errors.js';
+import { formatDuration } from '../../shared/domain/duration.js';
+import { AlreadyExists } from '../../shared/domain/errors.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
 import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
-import { withoutEndOfArchive } from '../../shared/domain/tar-fragments.js';
-import { entryNames } from '../../shared/domain/tarball-layout.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import { completeIfDone } from '../backup-completion.js';
+import { backUpBlock, emptyOutput, hookSettingsLoader, outputResult } from './item-block.js';
 
 // Compression runs on libuv's thread pool, beside the event loop, not on it.
 const gzip = promisify(gzipCallback);
 
-export interface BackupItemBlockDeps {
+/**
+ * How long the hooks of one message may run in a worker before its blocks go to a long hook
+ * run: a Lambda lives at most 900 s, and the items need time too.
+ */
+export const DEFAULT_INLINE_HOOK_LIMIT_MS = 600_000;
+
+/** What recording a result needs (the dead-letter handler needs no more). */
+export interface ResultDeps {
   readonly store: ObjectStore;
   readonly callbacks: TaskCallbacks;
   readonly clock: Clock;
   readonly signal?: AbortSignal;
 }
 
-async function itemsOf(
-  block: ItemBlockMessage['blocks'][number],
-  store: ObjectStore,
-  signal?: AbortSignal,
-): Promise<BlockItem[]> {
-  if ('items' in block) return block.items;
-  const raw = await store.get(block.itemsKey, { signal });
-  if (!raw) throw new LifeboatError(`the items of ItemBlock ${block.id} are missing from the working data`);
-  return blockItem.array().parse(JSON.parse(Buffer.from(raw).toString('utf8')));
+export interface BackupItemBlockDeps extends ResultDeps {
+  /** Pod exec on the backed-up cluster (by the request's cluster name); asked for only when hooks run. */
+  readonly podExecFor: (cluster: string) => Promise<PodExec>;
+  /** See DEFAULT_INLINE_HOOK_LIMIT_MS. */
+  readonly inlineHookLimitMs?: number;
 }
 
 export async function backupItemBlocks(
   message: ItemBlockMessage,
   deps: BackupItemBlockDeps,
 ): Promise<MessageResult> {
-  const log: LogEvent[] = [];
-  const results: Results = emptyResults;
-  const items: MessageResult['items'] = [];
-  const entries: TarEntry[] = [];
-  const time = deps.clock.now().toISOString();
-  for (const block of message.blocks) {
-    for (const item of await itemsOf(block, deps.store, deps.signal)) {
-      const { ref } = item;
-      const body = item.json;
-      for (const name of entryNames(ref, { preferred: item.preferred })) entries.push({ name, body });
-      items.push({
-        apiVersion: apiVersionOf(ref),
-        kind: item.kind,
-        namespace: ref.namespace,
-        name: ref.name,
-      });
-      log.push({
-        time,
-        level: 'info',
-        msg: 'Backed up item',
-        fields: {
-          backup: message.backup.name,
-          resource: ref.group ? `${ref.resource}.${ref.group}` : ref.resource,
-          namespace: ref.namespace,
-          name: ref.name,
-        },
-      });
-    }
-  }
+  const output = emptyOutput();
+  const hookSettings = hookSettingsLoader({ backup: message.backup, deps });
+  const limitMs = deps.inlineHookLimitMs ?? DEFAULT_INLINE_HOOK_LIMIT_MS;
   const work = backupWorkKeys(message.backup);
-  let fragmentKey: string | null = null;
-  if (entries.length > 0) {
-    // The tar mtime is the backup's start, so a redelivery writes identical bytes.
-    const tar = await tarOf(entries, { mtime: new Date(message.backup.startedAt) });
-    fragmentKey = work.fragment(message.messageId);
-    await deps.store.put(fragmentKey, await gzip(withoutEndOfArchive(tar)), {
-      contentType: 'application/gzip',
+  let spentMs = 0;
+  for (const block of message.blocks) {
+    const done = await backUpBlock({
+      block,
+      backup: message.backup,
+      output,
+      hookSettings,
+      deps,
+      budgetMs: Math.max(0, limitMs - spentMs),
+    });
+    if (!done.deferred) {
+      spentMs += done.hookMs;
+      continue;
+    }
+    // Written before this message's result: once every message has a result, the wait's output
+    // lists this block for the LongHookBlocks stage.
+    await deps.store.put(
+      work.deferredBlock(message.messageId, block.id),
+      JSON.stringify({ messageId: message.messageId, block }),
+      {
+        contentType: 'application/json',
+      },
+    );
+    output.log.push({
+      time: deps.clock.now().toISOString(),
+      level: 'info',
+      msg: 'ItemBlock left for a long hook run: its hooks may take longer than a worker may run',
+      fields: {
+        backup: message.backup.name,
+        block: block.id,
+        hooksUpTo: formatDuration(done.worstCaseMs),
+        inlineLimit: formatDuration(limitMs),
+      },
     });
   }
-  const { text: logText, levels: logLevels } = logTextOf(log);
-  const result: MessageResult = {
-    messageId: message.messageId,
-    items,
-    fragmentKey,
-    ...results,
-    logText,
-    logLevels,
-  };
+  const result = await outputResult({
+    output,
+    backup: message.backup,
+    resultId: message.messageId,
+    store: deps.store,
+  });
   await writeResult({ message, result, deps });
   return result;
 }
@@ -106,7 +103,7 @@ export async function backupItemBlocks(
 async function writeResult(options: {
   message: ItemBlockMessage;
   result: MessageResult;
-  deps: BackupItemBlockDeps;
+  deps: ResultDeps;
   /** A dead letter never replaces the result of a delivery that did succeed. */
   onlyIfAbsent?: boolean;
 }): Promise<void> {
@@ -132,10 +129,7 @@ async function writeResult(options: {
  * A message that failed every delivery lands in the dead-letter queue: its items are recorded
  * as errors by name, so the backup ends PartiallyFailed instead of waiting forever.
  */
-export async function recordDeadLetter(
-  message: ItemBlockMessage,
-  deps: BackupItemBlockDeps,
-): Promise<MessageResult> {
+export async function recordDeadLetter(message: ItemBlockMessage, deps: ResultDeps): Promise<MessageResult> {
   let results: Results = emptyResults;
   const log: LogEvent[] = [];
   for (const block of message.blocks) {

@@ -3,7 +3,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { itemBlockMessage } from '../../shared/contracts/backup-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { callbacks, clock, store } from '../wiring.js';
+import { callbacks, clock, env, podExecNamed, store } from '../wiring.js';
 import { backupItemBlocks } from './backup-item-block.js';
 
 const processor = new BatchProcessor(EventType.SQS);
@@ -16,6 +16,8 @@ export const handler = lambdaHandler('BackupItemBlock', async (event: SQSEvent, 
         store,
         callbacks,
         clock,
+        podExecFor: podExecNamed,
+        inlineHookLimitMs: env.LIFEBOAT_INLINE_HOOK_LIMIT_SECONDS * 1000,
         signal,
       });
     },

@@ -91,6 +91,7 @@ export async function finalizeBackup(
   let results: Results = emptyResults;
   let levels = { errors: 0, warnings: 0 };
   let listed: { apiVersion: string; kind: string; namespace: string; name: string }[] = [];
+  let hookStatus = { hooksAttempted: 0, hooksFailed: 0 };
 
   // The tarball: the version entry, each message's fragment in order, then the end of the archive.
   const fragments = async function* (): AsyncGenerator<Uint8Array> {
@@ -98,6 +99,7 @@ export async function finalizeBackup(
     results = emptyResults;
     levels = countLevels(collectLog);
     listed = [];
+    hookStatus = { hooksAttempted: 0, hooksFailed: 0 };
     yield gzipSync(
       withoutEndOfArchive(await tarOf([{ name: VERSION_ENTRY, body: `${FORMAT_VERSION}\n` }], { mtime })),
     );
@@ -127,6 +129,10 @@ export async function finalizeBackup(
       const counted = result.logLevels;
       levels = { errors: levels.errors + counted.errors, warnings: levels.warnings + counted.warnings };
       listed.push(...result.items);
+      hookStatus = {
+        hooksAttempted: hookStatus.hooksAttempted + (result.hooks?.attempted ?? 0),
+        hooksFailed: hookStatus.hooksFailed + (result.hooks?.failed ?? 0),
+      };
       if (fragment) yield fragment;
     }
     yield gzipSync(Buffer.alloc(END_OF_ARCHIVE_BYTES));
@@ -201,6 +207,7 @@ export async function finalizeBackup(
     itemsBackedUp: listed.length,
     errors,
     warnings,
+    hookStatus,
   });
   await putOnce(deps.store, keys.metadata, JSON.stringify(document, null, 2), json);
   return { name: run.name, phase, items: listed.length, errors, warnings };

@@ -9,10 +9,12 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import type { ObjectStore } from '../ports/object-store.js';
+import type { PodExec } from '../ports/pod-exec.js';
 import type { TaskCallbacks } from '../ports/task-callbacks.js';
 import type { WorkQueue } from '../ports/work-queue.js';
 import { eksKubeConfig } from './eks-token.js';
 import { KubernetesCluster } from './kubernetes-cluster.js';
+import { KubernetesPodExec } from './kubernetes-pod-exec.js';
 import { S3ObjectStore } from './s3-object-store.js';
 import { SfnTaskCallbacks } from './sfn-task-callbacks.js';
 import { SqsWorkQueue } from './sqs-work-queue.js';
@@ -22,6 +24,8 @@ export interface AwsAdapters {
   readonly callbacks: TaskCallbacks;
   queue(queueUrl: string): WorkQueue;
   clusterNamed(name: string): Promise<KubernetesCluster>;
+  /** Exec in the pods of a cluster, by name (hooks). */
+  podExecNamed(name: string): Promise<PodExec>;
 }
 
 export function awsAdapters(options: {
@@ -44,6 +48,10 @@ export function awsAdapters(options: {
     queue: (queueUrl) => new SqsWorkQueue({ client: sqs, queueUrl }),
     clusterNamed: async (name) =>
       new KubernetesCluster(
+        await eksKubeConfig({ clusterName: name, region: options.region, eks, credentials }),
+      ),
+    podExecNamed: async (name) =>
+      new KubernetesPodExec(
         await eksKubeConfig({ clusterName: name, region: options.region, eks, credentials }),
       ),
   };

@@ -91,6 +91,10 @@ export const messageResult = z.strictObject({
   /** The message's log lines, formatted once by the worker (FinalizeBackup only concatenates). */
   logText: z.string(),
   logLevels: z.strictObject({ errors: z.number().int(), warnings: z.number().int() }),
+  /** Exec hooks of the message's blocks (or recipe hook step): FinalizeBackup sums them into hookStatus. */
+  hooks: z
+    .strictObject({ attempted: z.number().int().nonnegative(), failed: z.number().int().nonnegative() })
+    .optional(),
 });
 export type MessageResult = z.infer<typeof messageResult>;
 
@@ -100,5 +104,10 @@ export const blocksDone = z.strictObject({
   blocks: z.number().int(),
   items: z.number().int(),
   volumeOperations: z.array(z.unknown()),
+  /**
+   * ItemBlocks a worker left for a long hook run (their hooks may outlast a Lambda), as
+   * `<messageId>/<blockId>`, without a result yet: the LongHookBlocks stage runs each.
+   */
+  longHookBlocks: z.array(z.string()).optional(),
 });
 export type BlocksDone = z.infer<typeof blocksDone>;

@@ -18,6 +18,8 @@ export interface BackupStatus {
   readonly warnings?: number;
   readonly failureReason?: string;
   readonly validationErrors?: readonly string[];
+  /** Velero: set once a hook was attempted (omitempty). */
+  readonly hookStatus?: { readonly hooksAttempted?: number; readonly hooksFailed?: number };
 }
 
 export interface BackupDocument {
@@ -54,6 +56,7 @@ export function backupDocument(options: {
   warnings?: number;
   failureReason?: string;
   validationErrors?: readonly string[];
+  hookStatus?: { readonly hooksAttempted: number; readonly hooksFailed: number };
 }): BackupDocument {
   const status: BackupStatus = {
     version: 1,
@@ -69,6 +72,15 @@ export function backupDocument(options: {
     ...(options.warnings ? { warnings: options.warnings } : {}),
     ...(options.failureReason ? { failureReason: options.failureReason } : {}),
     ...(options.validationErrors?.length ? { validationErrors: options.validationErrors } : {}),
+    ...(options.hookStatus?.hooksAttempted
+      ? {
+          // Velero's HookStatus fields are omitempty: no hooksFailed key when none failed.
+          hookStatus: {
+            hooksAttempted: options.hookStatus.hooksAttempted,
+            ...(options.hookStatus.hooksFailed ? { hooksFailed: options.hookStatus.hooksFailed } : {}),
+          },
+        }
+      : {}),
   };
   return {
     apiVersion: 'velero.io/v1',

@@ -80,6 +80,15 @@ export const restoreWorkKeys = (options: { name: string; runId: string }) => {
       `${dir}outcomes/${String(phase).padStart(3, '0')}-${String(chunk).padStart(5, '0')}.json.gz`,
     outcomesDir: `${dir}outcomes/`,
     planLog: `${dir}plan.log.json.gz`,
+    /** A pod this restore created with post-restore exec hooks (RestorePhase): one key per pod. */
+    podHooks: (namespace: string, name: string) => `${dir}hooks/pods/${namespace}/${name}.json`,
+    podHooksDir: `${dir}hooks/pods/`,
+    /** The hooks of a pod run so far (RestoreHooks saves progress after each). */
+    podHooksProgress: (namespace: string, name: string) =>
+      `${dir}hooks/progress/${namespace}/${name}.json.gz`,
+    /** Every hook of the pod settled: what FinalizeRestore reports. */
+    podHooksDone: (namespace: string, name: string) => `${dir}hooks/done/${namespace}/${name}.json.gz`,
+    podHooksDoneDir: `${dir}hooks/done/`,
   };
 };
 
