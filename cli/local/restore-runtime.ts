@@ -2,7 +2,8 @@
  * `lifeboat --local` for restores: executes statemachines/restore.asl.json in this process,
  * each Task resolved to the same use case its Lambda runs, against a kubeconfig's cluster and a
  * backup location (directory or S3). The chunks of a phase fan out as in AWS: the same inner Map
- * runs several RestorePhase invocations at once. Never changes the definition it runs.
+ * runs several RestorePhase invocations at once, and RestoreHooks loops through its Wait state
+ * while exec hooks wait for their containers. Never changes the definition it runs.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -11,8 +12,11 @@ import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import { finalizeRestore } from '../../functions/finalize-restore/finalize-restore.js';
 import { planRestore } from '../../functions/plan-restore/plan-restore.js';
+import { restoreHooks } from '../../functions/restore-hooks/restore-hooks.js';
 import { restorePhase } from '../../functions/restore-phase/restore-phase.js';
 import { validateRestore } from '../../functions/validate-restore/validate-restore.js';
+import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
+import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import {
   type JsonValue,
   runLocalStateMachine,
@@ -28,6 +32,7 @@ import {
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { PodExec } from '../../shared/ports/pod-exec.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const RESTORE_DEFINITION = join(here, '..', '..', 'statemachines', 'restore.asl.json');
@@ -36,6 +41,7 @@ export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   ValidateRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:ValidateRestore',
   PlanRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:PlanRestore',
   RestorePhaseFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestorePhase',
+  RestoreHooksFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestoreHooks',
   FinalizeRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeRestore',
 };
 
@@ -64,6 +70,19 @@ export interface LocalRestoreOptions {
   readonly onPhase?: (phase: string, totals: ChunkTotals) => void;
   /** Called when a RestorePhase invocation returns. */
   readonly onChunk?: (restored: ChunkRestored) => void;
+  /**
+   * Runs restore exec hooks; unset, the cluster's own credentials are used when it is a
+   * KubernetesCluster (otherwise hooks fail as not runnable).
+   */
+  readonly podExec?: PodExec;
+  /**
+   * How one RestoreHooks invocation spends its time, as in Lambda unless set: looking for
+   * containers (`pollMs`, 60 s), at most (`maxRunMs`, 14 min) and the state machine's wait in
+   * between (`waitSeconds`, 1 s locally).
+   */
+  readonly hookStep?: { readonly pollMs?: number; readonly maxRunMs?: number; readonly waitSeconds?: number };
+  /** Called when a RestoreHooks invocation returns, with the pods still waiting. */
+  readonly onHooks?: (progress: { pending: number; settled: number }) => void;
 }
 
 export async function runLocalRestore(request: unknown, options: LocalRestoreOptions): Promise<JsonValue> {
@@ -73,6 +92,9 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
   const definition = substitute(await readFile(RESTORE_DEFINITION, 'utf8'), LOCAL_RESTORE_FUNCTION_ARNS);
   const runOf = (input: JsonValue) => restoreRun.parse((input as { run?: unknown }).run);
   const limit = options.concurrency ? pLimit(options.concurrency) : undefined;
+  const podExec =
+    options.podExec ??
+    (cluster instanceof KubernetesCluster ? new KubernetesPodExec(cluster.kubeConfig) : undefined);
   // Chunks still to restore and totals so far, per phase index, for onPhase.
   const phases = new Map<number, { groupResource: string; remaining: number; totals: ChunkTotals }>();
   const handlers: Record<string, (input: JsonValue) => Promise<JsonValue>> = {
@@ -123,6 +145,21 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
         if (phase.remaining === 0) options.onPhase?.(phase.groupResource, phase.totals);
       }
       return result as JsonValue;
+    },
+    RestoreHooks: async (input) => {
+      const progress = await restoreHooks(
+        { run: runOf(input) },
+        {
+          store,
+          cluster,
+          clock,
+          ...(podExec ? { podExec } : {}),
+          waitSeconds: 1,
+          ...options.hookStep,
+        },
+      );
+      options.onHooks?.({ pending: progress.pending, settled: progress.settled });
+      return progress as JsonValue;
     },
     FinalizeRestore: async (input) =>
       (await finalizeRestore({ run: runOf(input) }, { store, clock })) as unknown as JsonValue,

@@ -1,7 +1,8 @@
 /**
  * FinalizeRestore: writes what Velero keeps under `restores/<name>/` (log, results, resource list
  * with each item's outcome, item operations, volume info) and Lifeboat's record of the restore
- * with its phase and counts. Each object is written only if absent.
+ * with its phase, counts and hook status; the restored pods' exec hooks are in the log and the
+ * results (a failed hook is an error: PartiallyFailed). Each object is written only if absent.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import pLimit from 'p-limit';
@@ -14,6 +15,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PhaseOutcome } from '../restore-phase/restore-phase.js';
 import { putOnce } from '../write-once.js';
+import { hookReport } from './hook-results.js';
 
 export interface FinalizedRestore {
   readonly name: string;
@@ -25,6 +27,9 @@ export interface FinalizedRestore {
   readonly failed: number;
   readonly errors: number;
   readonly warnings: number;
+  /** Velero `status.hookStatus`: post-restore exec hooks attempted and failed. */
+  readonly hooksAttempted: number;
+  readonly hooksFailed: number;
 }
 
 export async function finalizeRestore(
@@ -71,6 +76,10 @@ export async function finalizeRestore(
       }
     }
   }
+  // The restored pods' exec hooks, after the items (Velero's finalizer waits for them last).
+  const hooks = await hookReport({ store: deps.store, run, time: deps.clock.now().toISOString() });
+  log.push(...hooks.log);
+  results = mergeResults(results, hooks.results);
   const errors = log.filter((e) => e.level === 'error').length;
   const warnings = log.filter((e) => e.level === 'warning').length;
   const phase = errors > 0 ? 'PartiallyFailed' : 'Completed';
@@ -109,8 +118,9 @@ export async function finalizeRestore(
       progress: { totalItems: items, itemsRestored: totals.created + totals.updated },
       ...(errors ? { errors } : {}),
       ...(warnings ? { warnings } : {}),
+      hookStatus: hooks.hookStatus,
     },
   };
   await putOnce(deps.store, keys.status, JSON.stringify(status, null, 2), json);
-  return { name: run.name, phase, items, ...totals, errors, warnings };
+  return { name: run.name, phase, items, ...totals, errors, warnings, ...hooks.hookStatus };
 }

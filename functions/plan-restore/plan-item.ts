@@ -1,16 +1,20 @@
 /**
- * How PlanRestore turns one backed-up object into a planned item: Velero's preparation, the
+ * How PlanRestore turns one backed-up object into a planned item: Velero's preparation with a
+ * pod's restore init hooks (Velero's init-restore-hook action, before the modifiers), the
  * resource modifiers ValidateRestore resolved (their failures kept with the item, which is
- * restored all the same, as Velero does), and the backed-up status when `restoreStatus` or the
- * object's `velero.io/restore-status` annotation asks for it. Reads the working data once;
- * never reads the cluster.
+ * restored all the same, as Velero does), the backed-up status when `restoreStatus` or the
+ * object's `velero.io/restore-status` annotation asks for it, and a pod's post-restore exec hooks
+ * (run by RestoreHooks once the pod is created). Reads the working data once; never reads the
+ * cluster.
  */
 import { resolvedResourceModifiers } from '../../shared/contracts/resource-modifiers.js';
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
-import type { PlannedItem, RestoreRun } from '../../shared/contracts/restore-run.js';
+import type { PlannedItem, RestorePlan, RestoreRun } from '../../shared/contracts/restore-run.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
+import { hookPodOf } from '../../shared/domain/hooks.js';
 import type { IncludesExcludes } from '../../shared/domain/includes-excludes.js';
 import type { ResourceModifiers } from '../../shared/domain/resource-modifiers.js';
+import { type RestoreHookSpec, restoreExecHooksForPod } from '../../shared/domain/restore-hooks.js';
 import { prepareItem, shouldRestoreStatus } from '../../shared/domain/restore-item.js';
 import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -52,25 +56,58 @@ export async function itemPlanner(options: {
         excludes: options.resolve(spec.restoreStatus.excludedResources),
       }
     : undefined;
+  const restoreHooks: readonly RestoreHookSpec[] = spec.hooks?.resources ?? [];
   const prepareOptions = {
     backupName: run.backupName,
     restoreName: run.name,
     ...(spec.namespaceMapping ? { namespaceMapping: spec.namespaceMapping } : {}),
     ...(spec.preserveNodePorts ? { preserveNodePorts: true } : {}),
     ...(resourceModifiers ? { resourceModifiers } : {}),
+    restoreHooks,
   };
   return ({ groupResource, sourceNamespace, object: backedUp }) => {
-    const { object, problems } = prepareItem(backedUp, { ...prepareOptions, groupResource });
+    const { object, problems, initContainersAdded } = prepareItem(backedUp, {
+      ...prepareOptions,
+      groupResource,
+    });
     const status = backedUp.status;
     const keepStatus =
       status !== undefined &&
       shouldRestoreStatus({ groupResource, object, ...(restoreStatus ? { restoreStatus } : {}) });
+    // Velero groups a pod's exec hooks from the object it created: mapped, modified, labelled.
+    const exec =
+      groupResource === 'pods'
+        ? restoreExecHooksForPod({ pod: hookPodOf(object), specs: restoreHooks })
+        : { byContainer: [], warnings: [] };
     return {
       groupResource,
       sourceNamespace,
       object,
       ...(keepStatus ? { status } : {}),
       ...(problems.length > 0 ? { problems } : {}),
+      ...(initContainersAdded.length > 0 ? { initContainersAdded } : {}),
+      ...(exec.byContainer.length > 0
+        ? {
+            execHooks: exec.byContainer.map((g) => ({
+              container: g.container,
+              hooks: g.hooks.map((h) => ({ ...h, command: [...h.command] })),
+            })),
+          }
+        : {}),
+      ...(exec.warnings.length > 0 ? { hookWarnings: exec.warnings } : {}),
     };
+  };
+}
+
+/** What a dry run shows of a pod's restore hooks: the init containers added and the exec hooks. */
+export function hookPreview(
+  item: PlannedItem,
+): Pick<NonNullable<RestorePlan['preview']>[number], 'initContainers' | 'execHooks'> {
+  const execHooks = (item.execHooks ?? []).flatMap((group) =>
+    group.hooks.map((h) => ({ container: group.container, hookName: h.hookName, command: h.command })),
+  );
+  return {
+    ...(item.initContainersAdded?.length ? { initContainers: item.initContainersAdded } : {}),
+    ...(execHooks.length > 0 ? { execHooks } : {}),
   };
 }

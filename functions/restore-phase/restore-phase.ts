@@ -21,6 +21,7 @@ import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { recordPodHooks } from '../restore-hooks/pod-hook-records.js';
 import { restoreItem } from './restore-item.js';
 
 export interface RestorePhaseDeps {
@@ -77,6 +78,14 @@ export async function restorePhase(
     ),
   );
   for (const o of outcomes) totals[o.result]++;
+  // Created pods with exec hooks, one key each, for RestoreHooks (before the outcome: a retry redoes both).
+  await recordPodHooks({
+    store: deps.store,
+    run,
+    items,
+    outcomes,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
   await deps.store.put(
     work.outcome(phase.index, chunk),
     gzipSync(JSON.stringify({ outcomes, log } satisfies PhaseOutcome)),

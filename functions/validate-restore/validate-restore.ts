@@ -1,7 +1,8 @@
 /**
  * ValidateRestore: checks the request (every problem by field path), finds the backup (by name,
  * or the latest Completed backup of a schedule), resolves the resource modifiers (inline, or a
- * ConfigMap read from the target cluster), refuses a restore name already used, and claims the
+ * ConfigMap read from the target cluster), checks the restore hooks (init containers as Velero
+ * requires them, exec hooks that could run), refuses a restore name already used, and claims the
  * name for this run. Invalid input is an outcome, not an exception.
  */
 
@@ -15,6 +16,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName } from '../name-claim.js';
 import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
+import { restoreHookProblems } from './restore-hooks.js';
 
 export interface ValidateRestoreDeps {
   readonly store: ObjectStore;
@@ -80,6 +82,7 @@ export async function validateRestore(
     ...(deps.signal ? { signal: deps.signal } : {}),
   });
   if (!modifiers.ok) problems.push(...modifiers.problems);
+  problems.push(...restoreHookProblems(spec));
   if (problems.length > 0) return rejected(problems);
 
   const startedAt = deps.clock.now();

@@ -20,12 +20,14 @@ export function restoreSubstitutions(functions: {
   validate: IFunction;
   plan: IFunction;
   phase: IFunction;
+  hooks: IFunction;
   finalize: IFunction;
 }): Record<string, string> {
   return {
     ValidateRestoreFunctionArn: functions.validate.functionArn,
     PlanRestoreFunctionArn: functions.plan.functionArn,
     RestorePhaseFunctionArn: functions.phase.functionArn,
+    RestoreHooksFunctionArn: functions.hooks.functionArn,
     FinalizeRestoreFunctionArn: functions.finalize.functionArn,
   };
 }
@@ -74,6 +76,14 @@ export class RestoreWorkflow extends Construct {
       environment,
       role: this.clusterWriterRole,
     });
+    // Runs exec hooks in restored pods (pods/exec through the apiserver) and reads them while
+    // they wait: the cluster role. Re-entrant, so 15 minutes bound one invocation, not a wait.
+    const hooks = stepFunction(this, 'RestoreHooks', {
+      memoryMb: 512,
+      timeout: Duration.minutes(15),
+      environment,
+      role: this.clusterWriterRole,
+    });
     const finalize = stepFunction(this, 'FinalizeRestore', {
       memoryMb: 1024,
       timeout: Duration.minutes(15),
@@ -82,8 +92,8 @@ export class RestoreWorkflow extends Construct {
     grantStorage(this, {
       bucket: props.bucket,
       key: props.key,
-      functions: [validate, plan, phase, finalize],
-      invokedByStateMachine: [validate, plan, phase, finalize],
+      functions: [validate, plan, phase, hooks, finalize],
+      invokedByStateMachine: [validate, plan, phase, hooks, finalize],
     });
     // A restore creates any kind of object, CRDs and RBAC included.
     clusterAccess(this, {
@@ -94,8 +104,8 @@ export class RestoreWorkflow extends Construct {
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: RESTORE_DEFINITION_FILE,
-      substitutions: restoreSubstitutions({ validate, plan, phase, finalize }),
-      invokes: [validate, plan, phase, finalize],
+      substitutions: restoreSubstitutions({ validate, plan, phase, hooks, finalize }),
+      invokes: [validate, plan, phase, hooks, finalize],
     });
   }
 }

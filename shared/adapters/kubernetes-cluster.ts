@@ -59,6 +59,11 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
     this.kc = kc;
   }
 
+  /** The credentials this cluster is reached with, for the other adapters of the same cluster (pod exec). */
+  get kubeConfig(): KubeConfig {
+    return this.kc;
+  }
+
   private async rawRequest(options: {
     method: 'GET' | 'POST' | 'PATCH' | 'PUT';
     path: string;

@@ -1,6 +1,7 @@
 /**
  * What the restore state machine's steps pass each other: the run, the plan (phases and the
- * indexes of their item chunks, never the items), one chunk to restore and each chunk's outcome.
+ * indexes of their item chunks, never the items), one chunk to restore and each chunk's outcome;
+ * and what they keep in the working data: planned items, restored pods' hooks and their outcomes.
  */
 import { z } from 'zod';
 import { validationOutcomeOf } from './kubernetes.js';
@@ -18,6 +19,27 @@ export type RestoreRun = z.infer<typeof restoreRun>;
 export const restoreValidation = validationOutcomeOf(restoreRun);
 export type RestoreValidation = z.infer<typeof restoreValidation>;
 
+/** A post-restore exec hook settled for a pod (shared/domain/restore-hooks PodRestoreExecHook). */
+export const restoreExecHook = z.strictObject({
+  hookName: z.string(),
+  source: z.enum(['annotation', 'spec', 'recipe']),
+  phase: z.enum(['pre', 'post']),
+  container: z.string(),
+  command: z.array(z.string()),
+  onError: z.enum(['Continue', 'Fail']),
+  timeoutMs: z.number().int().positive(),
+  waitTimeoutMs: z.number().int().positive().optional(),
+  waitForReady: z.boolean(),
+  invalid: z.string().optional(),
+});
+
+/** A container's post-restore exec hooks, in the order they run. */
+export const containerHooks = z.strictObject({
+  container: z.string(),
+  hooks: z.array(restoreExecHook),
+});
+export type ContainerHooks = z.infer<typeof containerHooks>;
+
 export const plannedItem = z.strictObject({
   groupResource: z.string(),
   /** As in the backup, before mapping. */
@@ -27,8 +49,72 @@ export const plannedItem = z.strictObject({
   status: z.unknown().optional(),
   /** Resource modifier rules that failed on the item: restored anyway, each counted as an error (Velero). */
   problems: z.array(z.string()).optional(),
+  /** Pods: the init containers their restore hooks put in, in order (already in `object`). */
+  initContainersAdded: z.array(z.string()).optional(),
+  /** Pods: the post-restore exec hooks to run once the pod is created, by container. */
+  execHooks: z.array(containerHooks).optional(),
+  /** Pods: hook annotations that were ignored and hooks dropped, one sentence each. */
+  hookWarnings: z.array(z.string()).optional(),
 });
 export type PlannedItem = z.infer<typeof plannedItem>;
+
+/**
+ * A pod this restore created that has exec hooks (or hook warnings), written by RestorePhase
+ * under its own key so that RestoreHooks lists pods rather than reading one growing list.
+ */
+export const podHooksRecord = z.strictObject({
+  namespace: z.string(),
+  name: z.string(),
+  execHooks: z.array(containerHooks),
+  warnings: z.array(z.string()),
+});
+export type PodHooksRecord = z.infer<typeof podHooksRecord>;
+
+const logEvent = z.strictObject({
+  time: z.string(),
+  level: z.enum(['debug', 'info', 'warning', 'error']),
+  msg: z.string(),
+  fields: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
+
+/** How one exec hook of a restored pod ended. */
+export const restoreHookRun = z.strictObject({
+  container: z.string(),
+  /** Position in its container's list. */
+  index: z.number().int().nonnegative(),
+  hookName: z.string(),
+  source: z.enum(['annotation', 'spec', 'recipe']),
+  status: z.enum(['succeeded', 'failed']),
+  /** Failed only: executed (the command failed), expired (its wait timeout passed first) or not executed. */
+  failure: z
+    .strictObject({ kind: z.enum(['execution', 'expired', 'notExecuted']), message: z.string() })
+    .optional(),
+  exitCode: z.number().int().optional(),
+  durationMs: z.number().optional(),
+});
+export type RestoreHookRun = z.infer<typeof restoreHookRun>;
+
+/** A pod's hooks so far (progress) or all settled (done): the runs and their restore log lines. */
+export const podHooksOutcome = z.strictObject({
+  namespace: z.string(),
+  name: z.string(),
+  runs: z.array(restoreHookRun),
+  /** An earlier hook failed with onError Fail: the remaining ones are not executed. */
+  stopped: z.boolean(),
+  log: z.array(logEvent),
+});
+export type PodHooksOutcome = z.infer<typeof podHooksOutcome>;
+
+/** What RestoreHooks returns to the state machine: counts only. */
+export const restoreHooksProgress = z.strictObject({
+  /** Pods whose hooks are not all settled yet: the state machine waits and calls again. */
+  pending: z.number().int().nonnegative(),
+  /** How long the state machine waits before the next call (Wait state, whole seconds). */
+  waitSeconds: z.number().int().nonnegative(),
+  /** Pods whose hooks are all settled. */
+  settled: z.number().int().nonnegative(),
+});
+export type RestoreHooksProgress = z.infer<typeof restoreHooksProgress>;
 
 export const restorePhase = z.strictObject({
   index: z.number().int(),
@@ -74,6 +160,14 @@ export const restorePlan = z.strictObject({
         item: z.string(),
         action: z.enum(['create', 'update', 'skip']),
         reason: z.string().optional(),
+        /** Pods to create: the init containers their restore hooks add, in order. */
+        initContainers: z.array(z.string()).optional(),
+        /** Pods to create: the exec hooks that would run once they are up. */
+        execHooks: z
+          .array(
+            z.strictObject({ container: z.string(), hookName: z.string(), command: z.array(z.string()) }),
+          )
+          .optional(),
       }),
     )
     .optional(),

@@ -6,7 +6,8 @@
  * Annotations take precedence over the spec's hooks for that pod. Spec hooks select pods by the
  * pod's namespace *in the target cluster* (Velero #4720) and labels; their resource lists are
  * ignored, as Velero builds restore hook selectors for `pods` only. Call these functions with the
- * pod as it will be created (namespace already mapped).
+ * pod as it will be created (namespace already mapped), or give `withRestoreInitHooks` the
+ * target namespace.
  * Pure: never runs anything, never mutates the given pod.
  */
 
@@ -109,8 +110,15 @@ export function withRestoreInitHooks(options: {
   pod: Readonly<Record<string, unknown>>;
   specs: readonly RestoreHookSpec[];
   restoreName: string;
+  /**
+   * The namespace the pod will be created in, when the pod still carries its backed-up one:
+   * Velero's init-restore-hook action runs before the namespace is set, yet selects by the
+   * mapped namespace (Velero #4720).
+   */
+  namespace?: string;
 }): InitHookOutcome {
-  const facts = hookPodOf(options.pod);
+  const read = hookPodOf(options.pod);
+  const facts = options.namespace === undefined ? read : { ...read, namespace: options.namespace };
   const hookContainers: Record<string, unknown>[] = [];
   const annotation = restoreInitHookFromAnnotations(facts.annotations).hook;
   if (annotation) {

@@ -2,14 +2,15 @@
  * How one backed-up object becomes a restorable one, as Velero's restore and its built-in
  * RestoreItemActions prepare it: server-set metadata and status dropped, and per kind: Services
  * lose cluster IPs (and node ports unless preserved), pods lose node binding and service-account
- * token volumes, PVCs lose binding annotations, jobs lose controller-uid selectors; then, in
- * Velero's order (restore.go restoreItem), the resource modifiers, and last the namespace mapped
- * and the backup and restore labels added. Also which objects are never restored (completed
- * pods and jobs, mirror pods) and whether an object's backed-up status is written back
- * (`restoreStatus`). Pure: returns new objects.
+ * token volumes, PVCs lose binding annotations, jobs lose controller-uid selectors, pods get their
+ * restore init hooks; then, in Velero's order (restore.go restoreItem), the resource modifiers,
+ * and last the namespace mapped and the backup and restore labels added. Also which objects are
+ * never restored (completed pods and jobs, mirror pods) and whether an object's backed-up status
+ * is written back (`restoreStatus`). Pure: returns new objects.
  */
 import { type IncludesExcludes, shouldInclude } from './includes-excludes.js';
 import { applyResourceModifiers, type ResourceModifiers } from './resource-modifiers.js';
+import { type RestoreHookSpec, withRestoreInitHooks } from './restore-hooks.js';
 
 type Json = Record<string, unknown>;
 
@@ -51,6 +52,12 @@ export interface RestoreItemOptions {
    * those itself, without modifiers.
    */
   readonly resourceModifiers?: ResourceModifiers;
+  /**
+   * The restore's hook specs (`spec.hooks.resources`). A pod's init hooks (these, or its
+   * `init.hook.restore.velero.io/*` annotations) go in with Velero's other restore item actions
+   * (its init-restore-hook action), so before the resource modifiers.
+   */
+  readonly restoreHooks?: readonly RestoreHookSpec[];
 }
 
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
@@ -77,9 +84,17 @@ export function mappedNamespace(
   return mapping?.[namespace] ?? namespace;
 }
 
-/** The object as restored, and the resource modifier rules that failed on it (Velero: errors, the item is still restored). */
-export function prepareItem(object: Json, options: RestoreItemOptions): { object: Json; problems: string[] } {
-  const content = preparedContent(object, options);
+/**
+ * The object as restored, the resource modifier rules that failed on it (Velero: errors, the
+ * item is still restored) and, for a pod, the init containers its restore hooks added.
+ */
+export function prepareItem(
+  object: Json,
+  options: RestoreItemOptions,
+): { object: Json; problems: string[]; initContainersAdded: string[] } {
+  const prepared = preparedContent(object, options);
+  const hooked = options.groupResource === 'pods' ? withInitHooks(prepared, options) : undefined;
+  const content = hooked?.ok ? hooked.pod : prepared;
   const modified =
     options.resourceModifiers && options.groupResource !== 'namespaces'
       ? applyResourceModifiers({
@@ -88,7 +103,23 @@ export function prepareItem(object: Json, options: RestoreItemOptions): { object
           groupResource: options.groupResource,
         })
       : { object: content, problems: [] };
-  return { object: placed(modified.object, options), problems: modified.problems };
+  return {
+    object: placed(modified.object, options),
+    problems: hooked && !hooked.ok ? [hooked.error, ...modified.problems] : modified.problems,
+    initContainersAdded: hooked?.ok ? [...hooked.added] : [],
+  };
+}
+
+function withInitHooks(pod: Json, options: RestoreItemOptions): ReturnType<typeof withRestoreInitHooks> {
+  const namespace = obj(pod.metadata).namespace;
+  return withRestoreInitHooks({
+    pod,
+    specs: options.restoreHooks ?? [],
+    restoreName: options.restoreName,
+    ...(typeof namespace === 'string' && namespace
+      ? { namespace: mappedNamespace(namespace, options.namespaceMapping) }
+      : {}),
+  });
 }
 
 export function prepareForRestore(object: Json, options: RestoreItemOptions): Json {

@@ -72,6 +72,7 @@ describe('the Lifeboat stack', () => {
     expect(Object.keys(machine?.Properties.DefinitionSubstitutions ?? {}).sort()).toEqual([
       'FinalizeRestoreFunctionArn',
       'PlanRestoreFunctionArn',
+      'RestoreHooksFunctionArn',
       'RestorePhaseFunctionArn',
       'ValidateRestoreFunctionArn',
     ]);

@@ -129,7 +129,13 @@ describe('statemachines/restore.asl.json', () => {
     const stack = new Stack(new App(), 'R');
     const f = (id: string) =>
       LambdaFunction.fromFunctionArn(stack, id, `arn:aws:lambda:us-east-1:123456789012:function:${id}`);
-    const infra = restoreSubstitutions({ validate: f('v'), plan: f('p'), phase: f('ph'), finalize: f('f') });
+    const infra = restoreSubstitutions({
+      validate: f('v'),
+      plan: f('p'),
+      phase: f('ph'),
+      hooks: f('h'),
+      finalize: f('f'),
+    });
     expect(Object.keys(infra).sort()).toEqual(placeholders);
     expect(RESTORE_DEFINITION_FILE).toBe(RESTORE_DEFINITION);
   });
@@ -197,7 +203,12 @@ describe('the restore flow', () => {
   const totals = { created: 5, updated: 0, skipped: 0, failed: 0 };
 
   /** Runs the restore with a RestorePhase that records each call and how many ran at once. */
-  async function execute(options: { restorePhase?: (input: JsonValue) => Promise<void> } = {}) {
+  async function execute(
+    options: {
+      restorePhase?: (input: JsonValue) => Promise<void>;
+      restoreHooks?: (input: JsonValue) => Promise<JsonValue>;
+    } = {},
+  ) {
     const calls: {
       phase: number;
       groupResource: string;
@@ -210,6 +221,8 @@ describe('the restore flow', () => {
     let running = 0;
     let mostAtOnce = 0;
     let finalizeInput: JsonValue = null;
+    /** Each RestoreHooks input, with how many chunks had finished by then. */
+    const hookCalls: { input: JsonValue; chunksFinished: number }[] = [];
     const output = await runLocalStateMachine({
       definition: restoreText,
       input: { request: {} },
@@ -241,13 +254,17 @@ describe('the restore flow', () => {
           finished.push(p.index);
           return { phase: p.groupResource, chunk, ...totals };
         },
+        RestoreHooks: async (input) => {
+          hookCalls.push({ input, chunksFinished: finished.length });
+          return (await options.restoreHooks?.(input)) ?? { pending: 0, waitSeconds: 0, settled: 0 };
+        },
         FinalizeRestore: async (input) => {
           finalizeInput = input;
           return { name: 'r', phase: 'Completed' };
         },
       },
     });
-    return { output, calls, finished, mostAtOnce, finalizeInput };
+    return { output, calls, finished, mostAtOnce, finalizeInput, hookCalls };
   }
 
   it('invokes RestorePhase once per chunk of every phase, with only the run, the phase and the chunk', async () => {
@@ -291,6 +308,54 @@ describe('the restore flow', () => {
     expect(output).toEqual({ name: 'r', phase: 'Completed' });
     expect(calls.filter((c) => c.phase === 2 && c.chunk === 7)).toHaveLength(3);
     expect(calls).toHaveLength(plan.phases.reduce((n, p) => n + p.chunks, 0) + 2);
+  });
+
+  it('runs RestoreHooks after every phase, with only the run, and again after a wait while pods still wait', async () => {
+    const answers = [
+      { pending: 3, waitSeconds: 0, settled: 1 },
+      { pending: 1, waitSeconds: 1, settled: 3 },
+      { pending: 0, waitSeconds: 0, settled: 4 },
+    ];
+    const started = performance.now();
+    const result = await execute({
+      restoreHooks: async () => answers.shift() ?? { pending: 0, waitSeconds: 0, settled: 4 },
+    });
+    expect(result.output).toEqual({ name: 'r', phase: 'Completed' });
+    const allChunks = plan.phases.reduce((n, p) => n + p.chunks, 0);
+    expect(result.hookCalls).toEqual([
+      { input: { run }, chunksFinished: allChunks },
+      { input: { run }, chunksFinished: allChunks },
+      { input: { run }, chunksFinished: allChunks },
+    ]);
+    expect(answers).toEqual([]);
+    // The second answer asked for a one-second wait before the third call.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(result.finalizeInput).toEqual({ run });
+  });
+
+  it('retries RestoreHooks after a RetryableError and ends RestoreFailed when it fails for good', async () => {
+    let attempts = 0;
+    const retried = await execute({
+      restoreHooks: async () => {
+        attempts++;
+        if (attempts < 3) throw Object.assign(new Error('apiserver busy'), { name: 'RetryableError' });
+        return { pending: 0, waitSeconds: 0, settled: 1 };
+      },
+    });
+    expect(retried.output).toEqual({ name: 'r', phase: 'Completed' });
+    expect(attempts).toBe(3);
+
+    const failing = execute({
+      restoreHooks: async () => {
+        throw Object.assign(new Error('the hooks record is missing'), { name: 'LifeboatError' });
+      },
+    });
+    await expect(failing).rejects.toSatisfy(
+      (e: unknown) =>
+        e instanceof ExecutionFailed &&
+        e.failure.error === 'RestoreFailed' &&
+        e.failure.cause.includes('the hooks record is missing'),
+    );
   });
 
   it('ends RestoreFailed when a chunk fails for good, and starts no later phase', async () => {

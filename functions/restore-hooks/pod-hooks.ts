@@ -1,0 +1,241 @@
+/**
+ * One restored pod's post-restore exec hooks, advanced as far as they can go now: reads the pod,
+ * runs every hook whose container is up (through PodExec, with its exec timeout), fails those
+ * whose wait ran out, and saves progress after each step so that a later invocation resumes
+ * where this one stopped. The rules are shared/domain/restore-hook-progress's. A command that
+ * ran and failed, or that the apiserver refused, is the hook's failure; only an abort or a
+ * retryable apiserver error ends the step (after progress is saved).
+ */
+import { gzipSync } from 'node:zlib';
+import type { PodHooksOutcome, PodHooksRecord, RestoreRun } from '../../shared/contracts/restore-run.js';
+import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { formatDuration } from '../../shared/domain/duration.js';
+import { RetryableError } from '../../shared/domain/errors.js';
+import { hookRunEvents } from '../../shared/domain/hook-plan.js';
+import {
+  executionFailure,
+  type HookSettlement,
+  type HookSlot,
+  hookDescription,
+  nextHookAction,
+  podCreatedMs,
+  slotKey,
+} from '../../shared/domain/restore-hook-progress.js';
+import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type { ClusterWriter } from '../../shared/ports/cluster.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { PodExec, PodExecResult } from '../../shared/ports/pod-exec.js';
+
+export interface PodHooksContext {
+  readonly run: RestoreRun;
+  readonly store: ObjectStore;
+  readonly cluster: ClusterWriter;
+  /** Undefined: no exec access (a local run without a kubeconfig cluster); hooks fail so. */
+  readonly podExec?: PodExec;
+  readonly clock: Clock;
+  readonly restoreWaitLimitMs: number;
+  /** The longest exec timeout one invocation allows; longer ones are cut to it, with a warning. */
+  readonly maxExecMs: number;
+  /** Whether a hook with this exec timeout can still start in this invocation. */
+  readonly canStart: (timeoutMs: number) => boolean;
+  readonly signal?: AbortSignal;
+}
+
+/** A pod's hooks while an invocation works on them. */
+export interface PodHooksState {
+  readonly record: PodHooksRecord;
+  outcome: PodHooksOutcome;
+  done: boolean;
+}
+
+export function freshState(
+  record: PodHooksRecord,
+  ctx: Pick<PodHooksContext, 'clock' | 'run'>,
+): PodHooksState {
+  const time = ctx.clock.now().toISOString();
+  return {
+    record,
+    done: false,
+    outcome: {
+      namespace: record.namespace,
+      name: record.name,
+      runs: [],
+      stopped: false,
+      // Velero logs ignored hook annotations and dropped hooks as warnings.
+      log: record.warnings.map((msg) => ({
+        time,
+        level: 'warning' as const,
+        msg,
+        fields: { restore: ctx.run.name, resource: 'pods', namespace: record.namespace, name: record.name },
+      })),
+    },
+  };
+}
+
+const gz = (value: unknown): Buffer => gzipSync(JSON.stringify(value));
+
+function withRestoreFields(events: readonly LogEvent[], run: RestoreRun): LogEvent[] {
+  return events.map((e) => ({ ...e, fields: { ...e.fields, restore: run.name, resource: 'pods' } }));
+}
+
+/** Advances the pod's hooks; returns when they are all settled, must wait, or are out of time. */
+export async function advancePodHooks(
+  state: PodHooksState,
+  ctx: PodHooksContext,
+): Promise<'done' | 'waiting'> {
+  const { namespace, name } = state.record;
+  const work = restoreWorkKeys(ctx.run);
+  const signal = ctx.signal ? { signal: ctx.signal } : {};
+  const pod = await ctx.cluster.read({
+    resource: 'pods',
+    object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace, name } },
+    ...signal,
+  });
+  const waitStartMs = podCreatedMs(pod) ?? Date.parse(ctx.run.startedAt);
+  let changed = state.outcome.runs.length === 0 && state.outcome.log.length > 0;
+  const save = async (): Promise<void> => {
+    if (!changed) return;
+    await ctx.store.put(work.podHooksProgress(namespace, name), gz(state.outcome), {
+      contentType: 'application/gzip',
+      ...signal,
+    });
+    changed = false;
+  };
+  const settle = (settlements: readonly HookSettlement[]): void => {
+    const time = ctx.clock.now().toISOString();
+    for (const { slot, failure } of settlements) {
+      state.outcome.runs.push({
+        container: slot.container,
+        index: slot.index,
+        hookName: slot.hook.hookName,
+        source: slot.hook.source,
+        status: 'failed',
+        failure,
+      });
+      state.outcome.log.push({
+        time,
+        level: 'error',
+        msg: failure.message,
+        fields: {
+          restore: ctx.run.name,
+          resource: 'pods',
+          namespace,
+          name,
+          hookName: slot.hook.hookName,
+          hookSource: slot.hook.source,
+          hookType: 'exec',
+          hookPhase: 'post',
+          hookContainer: slot.container,
+        },
+      });
+      // Velero: an expired hook with onError Fail cancels the pod's watch too.
+      if (failure.kind === 'expired' && slot.hook.onError === 'Fail') state.outcome.stopped = true;
+    }
+    changed = true;
+  };
+
+  for (;;) {
+    const action = nextHookAction({
+      namespace,
+      name,
+      byContainer: state.record.execHooks,
+      settled: new Set(state.outcome.runs.map((r) => slotKey({ container: r.container, index: r.index }))),
+      stopped: state.outcome.stopped,
+      pod,
+      nowMs: ctx.clock.now().getTime(),
+      waitStartMs,
+      restoreWaitLimitMs: ctx.restoreWaitLimitMs,
+    });
+    if (action.kind === 'done') {
+      await ctx.store.put(work.podHooksDone(namespace, name), gz(state.outcome), {
+        contentType: 'application/gzip',
+        ...signal,
+      });
+      state.done = true;
+      return 'done';
+    }
+    if (action.kind === 'wait') {
+      await save();
+      return 'waiting';
+    }
+    if (action.kind === 'settle') {
+      settle(action.settlements);
+      await save();
+      continue;
+    }
+    const timeoutMs = Math.min(action.slot.hook.timeoutMs, ctx.maxExecMs);
+    if (!ctx.canStart(timeoutMs)) {
+      await save();
+      return 'waiting';
+    }
+    await runHook({ state, ctx, slot: action.slot, timeoutMs });
+    changed = true;
+    await save();
+  }
+}
+
+async function runHook(options: {
+  state: PodHooksState;
+  ctx: PodHooksContext;
+  slot: HookSlot;
+  timeoutMs: number;
+}): Promise<void> {
+  const { state, ctx, slot, timeoutMs } = options;
+  const { namespace, name } = state.record;
+  const time = ctx.clock.now().toISOString();
+  const describe = hookDescription({ slot, namespace, pod: name });
+  if (timeoutMs < slot.hook.timeoutMs) {
+    state.outcome.log.push({
+      time,
+      level: 'warning',
+      msg: `${describe}: its exec timeout ${formatDuration(slot.hook.timeoutMs)} is longer than one step can wait; it runs with ${formatDuration(timeoutMs)}`,
+      fields: { restore: ctx.run.name, resource: 'pods', namespace, name },
+    });
+  }
+  let result: PodExecResult | undefined;
+  let why: string | undefined;
+  if (!ctx.podExec) {
+    why = 'no access to run commands in pods was given to this restore';
+  } else {
+    try {
+      result = await ctx.podExec.exec({
+        namespace,
+        pod: name,
+        container: slot.container,
+        command: slot.hook.command,
+        timeoutMs,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      why = executionFailure({ result, slot, timeoutMs });
+    } catch (error) {
+      // Nothing ran: the step is retried, resuming at this hook.
+      if (error instanceof RetryableError || ctx.signal?.aborted) throw error;
+      why = error instanceof Error ? error.message : String(error);
+    }
+  }
+  const failed = why !== undefined;
+  state.outcome.runs.push({
+    container: slot.container,
+    index: slot.index,
+    hookName: slot.hook.hookName,
+    source: slot.hook.source,
+    status: failed ? 'failed' : 'succeeded',
+    ...(failed ? { failure: { kind: 'execution' as const, message: `${describe} failed: ${why}` } } : {}),
+    ...(result?.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
+    ...(result ? { durationMs: result.durationMs } : {}),
+  });
+  const events = hookRunEvents(
+    {
+      namespace,
+      pod: name,
+      hook: { ...slot.hook, timeoutMs },
+      status: failed ? 'failed' : 'succeeded',
+      ...(result ? { result } : {}),
+      ...(why ? { failure: why } : {}),
+    },
+    time,
+  );
+  state.outcome.log.push(...withRestoreFields(events, ctx.run));
+  if (failed && slot.hook.onError === 'Fail') state.outcome.stopped = true;
+}
