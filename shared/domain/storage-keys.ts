@@ -42,6 +42,12 @@ export const backupWorkKeys = (options: { name: string; runId: string }) => {
     fragment: (messageId: string) => `${dir}fragments/${messageId}.tar.gz`,
     collectLog: `${dir}collect.log.json.gz`,
     progress: `${dir}progress.json`,
+    /** An ItemBlock whose hooks may outlast a worker, left for a long hook run (the hook runner). */
+    deferredBlock: (messageId: string, blockId: string) => `${dir}deferred/${messageId}/${blockId}.json`,
+    deferredDir: `${dir}deferred/`,
+    /** A deferred block's result: beside the messages' results, never counted as a message. */
+    deferredResult: (messageId: string, blockId: string) =>
+      `${dir}results/${messageId}${DEFERRED_RESULT_INFIX}${blockId}.json.gz`,
   };
 };
 
@@ -91,6 +97,9 @@ export const restoreWorkKeys = (options: { name: string; runId: string }) => {
     podHooksDoneDir: `${dir}hooks/done/`,
   };
 };
+
+/** Marks a deferred block's result key (`<messageId>.long-<blockId>`) among the messages' results. */
+export const DEFERRED_RESULT_INFIX = '.long-';
 
 export const WORK_PREFIX = `${LIFEBOAT}/work/`;
 
