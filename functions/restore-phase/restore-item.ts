@@ -9,6 +9,7 @@
  */
 import type { ItemOutcome, PlannedItem, RestoreRun } from '../../shared/contracts/restore-run.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { RetryableError } from '../../shared/domain/errors.js';
 import { addedWithNamespace } from '../../shared/domain/namespace-defaults.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
@@ -126,6 +127,9 @@ export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<
     note(differs ? 'warning' : 'info', `Skipped: ${decided.reason}`);
     return { ...id, result: 'skipped', message: decided.reason };
   } catch (error) {
+    // Throttling or a server error the adapter's own retries did not outlast: the chunk fails
+    // and its step is retried (a retried chunk recognises what this attempt wrote).
+    if (error instanceof RetryableError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     note('error', `Could not restore: ${message}`);
     return { ...id, result: 'failed', message };

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { parseDuration } from '../domain/duration.js';
 import { type LabelSelector, parseSelector } from '../domain/label-selector.js';
 import { dnsSubdomain, labelSelector, names, type ValidationResult } from './kubernetes.js';
+import { YAML_1_1 } from './yaml-options.js';
 
 /** A recipe hook without its own timeout gets Velero's exec default. */
 export const RECIPE_HOOK_DEFAULT_TIMEOUT_MS = 30_000;
@@ -285,7 +286,7 @@ export function validateRecipe(input: unknown, prefix = ''): ValidationResult<Re
 
 /** Parses a recipe from YAML (or JSON) text; a syntax error names its line. */
 export function parseRecipe(yamlText: string, prefix = ''): ValidationResult<Recipe> {
-  const doc = parseDocument(yamlText, { uniqueKeys: true });
+  const doc = parseDocument(yamlText, { ...YAML_1_1, uniqueKeys: true });
   if (doc.errors.length > 0) {
     return {
       ok: false,

@@ -19,6 +19,7 @@ import {
   type ResourceModifiers,
 } from '../domain/resource-modifiers.js';
 import { labelSelector, problemsOf, type ValidationResult } from './kubernetes.js';
+import { YAML_1_1 } from './yaml-options.js';
 
 const OPERATIONS = ['add', 'remove', 'replace', 'move', 'copy', 'test'] as const;
 
@@ -40,7 +41,7 @@ function yamlMapping(
 ): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
   let value: unknown;
   try {
-    value = parseYaml(text);
+    value = parseYaml(text, YAML_1_1);
   } catch (error) {
     return { ok: false, message: `is not YAML or JSON: ${(error as Error).message.split('\n')[0]}` };
   }
@@ -179,7 +180,7 @@ export function resourceModifiersFromConfigMap(
   const at = `${where}.data[${key}]`;
   let document: unknown;
   try {
-    document = parseYaml(String(text));
+    document = parseYaml(String(text), YAML_1_1);
   } catch (error) {
     return {
       ok: false,

@@ -16,6 +16,7 @@ import {
   SUPPORTED_VOLUME_TYPES,
 } from '../domain/volume-conditions.js';
 import type { ValidationResult } from './kubernetes.js';
+import { YAML_1_1 } from './yaml-options.js';
 
 const QUOTE_HINT = ' (quote values such as 1 or true in YAML)';
 const typeMessage =
@@ -162,7 +163,7 @@ export function validateResourcePolicy(input: unknown, prefix = ''): ValidationR
 /** Parses YAML (or JSON) text into a resource policy; syntax errors name the line. */
 export function parseResourcePolicy(yamlText: string, prefix = ''): ValidationResult<ResourcePolicy> {
   // uniqueKeys and a single document match Velero's yaml.v3 decoder; the alias cap stops alias bombs.
-  const doc = parseDocument(yamlText, { uniqueKeys: true });
+  const doc = parseDocument(yamlText, { ...YAML_1_1, uniqueKeys: true });
   if (doc.errors.length > 0) {
     return {
       ok: false,

@@ -235,6 +235,20 @@ describe('resource modifiers from a ConfigMap', () => {
     });
   });
 
+  it('reads patch data as YAML 1.1, as Velero does: 0644 is an octal file mode', () => {
+    const rules = [
+      'version: v1',
+      'resourceModifierRules:',
+      '- conditions:',
+      '    groupResource: pods',
+      '  strategicPatches:',
+      '  - patchData: |',
+      '      {"spec": {"volumes": [{"name": "v", "secret": {"defaultMode": 0644}}]}}',
+    ].join('\n');
+    const result = resourceModifiersFromConfigMap({ data: { 'rules.yaml': rules } }, 'cm');
+    expect(JSON.stringify(result)).toContain('"defaultMode":420');
+  });
+
   it.each([
     { case: 'no data', configMap: {}, path: 'cm' },
     { case: 'two data keys', configMap: { data: { a: yaml, b: yaml } }, path: 'cm' },
