@@ -5,6 +5,7 @@ import { awsAdapters } from '../shared/adapters/aws-adapters.js';
 import type { KubernetesCluster } from '../shared/adapters/kubernetes-cluster.js';
 import { systemClock } from '../shared/adapters/system-clock.js';
 import type { PodExec } from '../shared/ports/pod-exec.js';
+import type { Snapshotter } from '../shared/ports/snapshotter.js';
 import type { WorkQueue } from '../shared/ports/work-queue.js';
 import { readEnv, requireQueueUrl } from '../shared/runtime/env.js';
 
@@ -19,6 +20,11 @@ const aws = awsAdapters({
 export const clock = systemClock;
 export const store = aws.store;
 export const callbacks = aws.callbacks;
+
+/** EC2 for native snapshots, in the function's region. */
+export function snapshotter(): Snapshotter {
+  return aws.snapshotter();
+}
 
 export function queue(): WorkQueue {
   return aws.queue(requireQueueUrl(env));

@@ -11,10 +11,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import { finalizeRestore } from '../../functions/finalize-restore/finalize-restore.js';
+import { patchProvisionedVolumes } from '../../functions/patch-provisioned-volumes/patch-provisioned-volumes.js';
 import { planRestore } from '../../functions/plan-restore/plan-restore.js';
 import { restoreHooks } from '../../functions/restore-hooks/restore-hooks.js';
 import { restorePhase } from '../../functions/restore-phase/restore-phase.js';
+import { restoreVolumes } from '../../functions/restore-volumes/restore-volumes.js';
 import { validateRestore } from '../../functions/validate-restore/validate-restore.js';
+import { ambientEbsSnapshotter } from '../../shared/adapters/ebs-snapshotter.js';
 import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import {
@@ -33,6 +36,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
+import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const RESTORE_DEFINITION = join(here, '..', '..', 'statemachines', 'restore.asl.json');
@@ -40,6 +44,8 @@ export const RESTORE_DEFINITION = join(here, '..', '..', 'statemachines', 'resto
 export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   ValidateRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:ValidateRestore',
   PlanRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:PlanRestore',
+  RestoreVolumesFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestoreVolumes',
+  PatchProvisionedVolumesFunctionArn: 'arn:aws:lambda:local:000000000000:function:PatchProvisionedVolumes',
   RestorePhaseFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestorePhase',
   RestoreHooksFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestoreHooks',
   FinalizeRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeRestore',
@@ -58,6 +64,21 @@ export interface LocalRestoreOptions {
   readonly cluster: Cluster & ClusterWriter;
   readonly store: ObjectStore;
   readonly clock?: Clock;
+  /**
+   * EC2, for volumes re-created from native snapshots; unset, one on the ambient AWS
+   * configuration is made when a restore first needs it.
+   */
+  readonly snapshotter?: Snapshotter;
+  /**
+   * How the volume steps spend their time, as in Lambda unless set: polling within one call
+   * (`pollWithinMs`, 20 s; `pollIntervalMs`, 2 s) and how long a re-provisioned PVC may stay
+   * unbound before its PV patch is given up (`bindTimeoutMs`, 10 min).
+   */
+  readonly volumeStep?: {
+    readonly pollWithinMs?: number;
+    readonly pollIntervalMs?: number;
+    readonly bindTimeoutMs?: number;
+  };
   /**
    * Item writes in flight at once over the whole restore, shared by the parallel RestorePhase
    * invocations (as one invocation had before chunks fanned out). Unset: each invocation writes
@@ -120,6 +141,16 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
         });
       return plan as JsonValue;
     },
+    RestoreVolumes: async (input) =>
+      (await restoreVolumes(
+        { run: runOf(input) },
+        { store, clock, snapshotter: options.snapshotter ?? ambientEbsSnapshotter(), ...options.volumeStep },
+      )) as JsonValue,
+    PatchProvisionedVolumes: async (input) =>
+      (await patchProvisionedVolumes(
+        { run: runOf(input) },
+        { store, cluster, clock, ...options.volumeStep },
+      )) as JsonValue,
     RestorePhase: async (input) => {
       const startedMs = performance.now();
       const chunk = restoreChunk.parse(input);

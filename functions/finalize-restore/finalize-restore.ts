@@ -14,6 +14,7 @@ import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.j
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PhaseOutcome } from '../restore-phase/restore-phase.js';
+import { restoreVolumeResults } from '../restore-volumes/volume-results.js';
 import { putOnce } from '../write-once.js';
 import { hookReport } from './hook-results.js';
 
@@ -43,6 +44,10 @@ export async function finalizeRestore(
   const log: LogEvent[] = [];
   const list: Record<string, string[]> = {};
   const totals = { created: 0, updated: 0, skipped: 0, failed: 0 };
+  // The volume steps' log lines and results, and the restore's volume info.
+  const volumes = await restoreVolumeResults({ store: deps.store, run });
+  log.push(...volumes.log);
+  results = mergeResults(results, volumes.results);
   // One outcome per chunk (`<phase>-<chunk>`, a retried chunk rewrote its own), read in parallel
   // and taken in key order, which is restore order.
   const read = pLimit(16);
@@ -63,6 +68,18 @@ export async function finalizeRestore(
       const listKey = `${o.apiVersion}/${o.kind}`;
       list[listKey] = [...(list[listKey] ?? []), entry];
       const scope = o.namespace ? { namespace: o.namespace } : ('cluster' as const);
+      for (const message of o.errors ?? []) {
+        results = mergeResults(results, {
+          errors: resultOf({ scope, message: `${o.kind} ${o.name}: ${message}` }),
+          warnings: {},
+        });
+      }
+      for (const message of o.warnings ?? []) {
+        results = mergeResults(results, {
+          errors: {},
+          warnings: resultOf({ scope, message: `${o.kind} ${o.name}: ${message}` }),
+        });
+      }
       if (o.result === 'failed') {
         results = mergeResults(results, {
           errors: resultOf({ scope, message: `${o.kind} ${o.name}: ${o.message ?? 'failed'}` }),
@@ -104,7 +121,7 @@ export async function finalizeRestore(
   await putOnce(deps.store, keys.results, gz(results), json);
   await putOnce(deps.store, keys.resourceList, gz(sorted), json);
   await putOnce(deps.store, keys.itemOperations, gz([]), json);
-  await putOnce(deps.store, keys.volumeInfo, gz([]), json);
+  await putOnce(deps.store, keys.volumeInfo, gz(volumes.infos), json);
   const items = totals.created + totals.updated + totals.skipped + totals.failed;
   const status = {
     apiVersion: 'velero.io/v1',

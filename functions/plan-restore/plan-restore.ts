@@ -5,6 +5,7 @@
  * returns what would be created, updated or skipped, in order.
  */
 import { readBackupArchive } from '../../shared/adapters/backup-archive-reader.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
 import { restoreRequest } from '../../shared/contracts/restore-request.js';
 import type { PlannedItem, RestorePlan, RestoreRun } from '../../shared/contracts/restore-run.js';
 import { resolveResourceName } from '../../shared/domain/api-resources.js';
@@ -15,15 +16,19 @@ import { addedWithNamespace } from '../../shared/domain/namespace-defaults.js';
 import { prepareForRestore, skipReason } from '../../shared/domain/restore-item.js';
 import { restorable, restorePhases } from '../../shared/domain/restore-order.js';
 import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { existingAction } from '../restore-phase/compare.js';
 import { hookPreview, itemPlanner } from './plan-item.js';
+import { loadBackupVolumeInfos, volumePlanner } from './plan-volumes.js';
 
 export interface PlanRestoreDeps {
   readonly store: ObjectStore;
   readonly cluster: Cluster & ClusterWriter;
   readonly chunkSize?: number;
+  /** Times the volume plan's log lines (the system clock unless set). */
+  readonly clock?: Clock;
   readonly signal?: AbortSignal;
 }
 
@@ -66,6 +71,15 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
   };
   // Preparation with resource modifiers and restoreStatus (Velero restoreItem's order).
   const planItem = await itemPlanner({ run, spec, store: deps.store, resolve });
+  // PVs and PVCs wait for the volume decisions when the backup has volumes-info.
+  const volumes = volumePlanner({
+    run,
+    spec,
+    infos: await loadBackupVolumeInfos({ store: deps.store, backupName: run.backupName, ...signalOf(deps) }),
+    cluster: deps.cluster,
+    now: () => (deps.clock ?? systemClock).now(),
+    ...signalOf(deps),
+  });
 
   // Items by phase, flushed in chunks so memory stays bounded by chunk size × phases.
   const buffers = new Map<string, PlannedItem[]>();
@@ -153,10 +167,33 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
         return;
       if (gr.includes('.')) customResourcesSelected.add(gr);
       if (entry.namespace) namespacesNeeded.add(entry.namespace);
+      if (volumes.holds(gr)) {
+        volumes.hold({ groupResource: gr, sourceNamespace: entry.namespace, object: entry.object });
+        return;
+      }
       add(planItem({ groupResource: gr, sourceNamespace: entry.namespace, object: entry.object }));
       await flush();
     },
   });
+
+  const volumePlan = await volumes.finish();
+  for (const item of volumePlan.items) add(planItem(item));
+  // Made by the restore, not backed up: prepared without the resource modifiers.
+  for (const item of volumePlan.generated)
+    add({
+      groupResource: item.groupResource,
+      sourceNamespace: item.sourceNamespace,
+      object: prepareForRestore(item.object, { ...options, groupResource: item.groupResource }),
+    });
+  if (
+    !run.dryRun &&
+    (volumePlan.plan.native.length > 0 ||
+      volumePlan.plan.provisioned.length > 0 ||
+      volumePlan.plan.log.length > 0 ||
+      volumePlan.plan.restoreInfos.length > 0)
+  )
+    await deps.store.put(work.volumes, JSON.stringify(volumePlan.plan), { contentType: 'application/json' });
+  await flush();
 
   // CRDs: those the backup holds for the custom resources being restored (or all, when cluster
   // resources are restored and CRDs are not excluded).
@@ -189,6 +226,8 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
   const order = restorePhases(counts.keys());
   const plan: RestorePlan = {
     dryRun: run.dryRun,
+    nativeVolumes: volumePlan.plan.native.length,
+    provisionedVolumes: volumePlan.plan.provisioned.length,
     phases: order.map((gr, index) => {
       const chunks = chunksWritten.get(gr) ?? 0;
       // Listed, not computed in the state machine: States.ArrayRange stops at 1,000 entries.
@@ -282,3 +321,6 @@ async function preview(options: {
   }
   return out;
 }
+
+const signalOf = (deps: PlanRestoreDeps): { signal?: AbortSignal } =>
+  deps.signal ? { signal: deps.signal } : {};

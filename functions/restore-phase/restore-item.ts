@@ -64,14 +64,20 @@ export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<
       });
       note('info', 'Restored the status');
     } catch (error) {
-      note(
-        'warning',
-        `Could not restore the status: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      const message = `Could not restore the status: ${error instanceof Error ? error.message : String(error)}`;
+      note('warning', message);
+      itemWarnings.push(message);
     }
   };
   // Velero: a modifier error is the item's error, yet the item is restored as modified so far.
   for (const problem of item.problems ?? []) note('error', `Resource modifiers: ${problem}`);
+  const itemErrors = (item.problems ?? []).map((p) => `resource modifiers: ${p}`);
+  const itemWarnings: string[] = [];
+  // Velero adds each to the restore's results, whatever becomes of the item itself.
+  const problems = () => ({
+    ...(itemErrors.length > 0 ? { errors: itemErrors } : {}),
+    ...(itemWarnings.length > 0 ? { warnings: [...itemWarnings] } : {}),
+  });
   const modifierMessage = item.problems?.length
     ? { message: `resource modifiers: ${item.problems.join('; ')}` }
     : {};
@@ -90,7 +96,7 @@ export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<
       await writeStatus(
         (written.created.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion,
       );
-      return { ...id, result: 'created', ...modifierMessage };
+      return { ...id, result: 'created', ...modifierMessage, ...problems() };
     }
     // A retried chunk finds what its earlier attempt wrote.
     const earlier = earlierAttempt({
@@ -105,7 +111,7 @@ export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<
         await writeStatus(
           (written.existing.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion,
         );
-      return { ...id, result: earlier, ...modifierMessage };
+      return { ...id, result: earlier, ...modifierMessage, ...problems() };
     }
     const decided = existingAction({
       existing: written.existing,
@@ -121,18 +127,18 @@ export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<
           ? 'Merged the backed-up service account into the existing one'
           : 'Updated existing item',
       );
-      return { ...id, result: 'updated', ...modifierMessage };
+      return { ...id, result: 'updated', ...modifierMessage, ...problems() };
     }
     const differs = decided.reason.includes('differs');
     note(differs ? 'warning' : 'info', `Skipped: ${decided.reason}`);
-    return { ...id, result: 'skipped', message: decided.reason };
+    return { ...id, result: 'skipped', message: decided.reason, ...problems() };
   } catch (error) {
     // Throttling or a server error the adapter's own retries did not outlast: the chunk fails
     // and its step is retried (a retried chunk recognises what this attempt wrote).
     if (error instanceof RetryableError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     note('error', `Could not restore: ${message}`);
-    return { ...id, result: 'failed', message };
+    return { ...id, result: 'failed', message, ...problems() };
   }
 }
 

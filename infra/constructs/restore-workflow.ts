@@ -12,6 +12,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { restoreVolumeFunctions } from './restore-volumes.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
 export const RESTORE_DEFINITION_FILE = join(ROOT, 'statemachines', 'restore.asl.json');
@@ -19,6 +20,8 @@ export const RESTORE_DEFINITION_FILE = join(ROOT, 'statemachines', 'restore.asl.
 export function restoreSubstitutions(functions: {
   validate: IFunction;
   plan: IFunction;
+  restoreVolumes: IFunction;
+  patchVolumes: IFunction;
   phase: IFunction;
   hooks: IFunction;
   finalize: IFunction;
@@ -26,6 +29,8 @@ export function restoreSubstitutions(functions: {
   return {
     ValidateRestoreFunctionArn: functions.validate.functionArn,
     PlanRestoreFunctionArn: functions.plan.functionArn,
+    RestoreVolumesFunctionArn: functions.restoreVolumes.functionArn,
+    PatchProvisionedVolumesFunctionArn: functions.patchVolumes.functionArn,
     RestorePhaseFunctionArn: functions.phase.functionArn,
     RestoreHooksFunctionArn: functions.hooks.functionArn,
     FinalizeRestoreFunctionArn: functions.finalize.functionArn,
@@ -84,6 +89,10 @@ export class RestoreWorkflow extends Construct {
       environment,
       role: this.clusterWriterRole,
     });
+    const { restoreVolumes, patchVolumes } = restoreVolumeFunctions(this, {
+      environment,
+      clusterWriterRole: this.clusterWriterRole,
+    });
     const finalize = stepFunction(this, 'FinalizeRestore', {
       memoryMb: 1024,
       timeout: Duration.minutes(15),
@@ -92,8 +101,8 @@ export class RestoreWorkflow extends Construct {
     grantStorage(this, {
       bucket: props.bucket,
       key: props.key,
-      functions: [validate, plan, phase, hooks, finalize],
-      invokedByStateMachine: [validate, plan, phase, hooks, finalize],
+      functions: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, finalize],
+      invokedByStateMachine: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, finalize],
     });
     // A restore creates any kind of object, CRDs and RBAC included.
     clusterAccess(this, {
@@ -104,8 +113,16 @@ export class RestoreWorkflow extends Construct {
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: RESTORE_DEFINITION_FILE,
-      substitutions: restoreSubstitutions({ validate, plan, phase, hooks, finalize }),
-      invokes: [validate, plan, phase, hooks, finalize],
+      substitutions: restoreSubstitutions({
+        validate,
+        plan,
+        restoreVolumes,
+        phase,
+        patchVolumes,
+        hooks,
+        finalize,
+      }),
+      invokes: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, finalize],
     });
   }
 }

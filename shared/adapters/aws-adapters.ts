@@ -1,8 +1,10 @@
 /**
  * The adapters a deployed function uses, built from its configuration: the S3 store, the SQS
- * queue, Step Functions callbacks and clusters reached with EKS tokens. SDK clients retry
- * throttling and 5xx up to eight times with backoff.
+ * queue, Step Functions callbacks, clusters reached with EKS tokens and the EBS snapshotter
+ * (EC2 in the function's region). SDK clients retry throttling and 5xx up to eight times with
+ * backoff.
  */
+import { EC2Client } from '@aws-sdk/client-ec2';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -10,8 +12,10 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { PodExec } from '../ports/pod-exec.js';
+import type { Snapshotter } from '../ports/snapshotter.js';
 import type { TaskCallbacks } from '../ports/task-callbacks.js';
 import type { WorkQueue } from '../ports/work-queue.js';
+import { EbsSnapshotter } from './ebs-snapshotter.js';
 import { eksKubeConfig } from './eks-token.js';
 import { KubernetesCluster } from './kubernetes-cluster.js';
 import { KubernetesPodExec } from './kubernetes-pod-exec.js';
@@ -22,6 +26,8 @@ import { SqsWorkQueue } from './sqs-work-queue.js';
 export interface AwsAdapters {
   readonly store: ObjectStore;
   readonly callbacks: TaskCallbacks;
+  /** Created on first use: only the volume steps reach EC2. */
+  snapshotter(): Snapshotter;
   queue(queueUrl: string): WorkQueue;
   clusterNamed(name: string): Promise<KubernetesCluster>;
   /** Exec in the pods of a cluster, by name (hooks). */
@@ -38,6 +44,7 @@ export function awsAdapters(options: {
   const credentials = fromNodeProviderChain();
   const eks = new EKSClient(base);
   const sqs = new SQSClient(base);
+  let snapshotter: Snapshotter | undefined;
   return {
     store: new S3ObjectStore({
       client: new S3Client({ ...base, forcePathStyle: options.forcePathStyle ?? false }),
@@ -45,6 +52,10 @@ export function awsAdapters(options: {
       prefix: options.prefix,
     }),
     callbacks: new SfnTaskCallbacks(new SFNClient(base)),
+    snapshotter: () => {
+      snapshotter ??= new EbsSnapshotter({ client: new EC2Client(base) });
+      return snapshotter;
+    },
     queue: (queueUrl) => new SqsWorkQueue({ client: sqs, queueUrl }),
     clusterNamed: async (name) =>
       new KubernetesCluster(

@@ -16,7 +16,7 @@ import {
   type DescribeSnapshotsCommandOutput,
   DescribeVolumesCommand,
   type DescribeVolumesCommandOutput,
-  type EC2Client,
+  EC2Client,
   EC2ServiceException,
   type Tag as Ec2Tag,
   type Snapshot,
@@ -195,7 +195,11 @@ export class EbsSnapshotter implements Snapshotter {
     return { snapshotId: res.SnapshotId, ...(res.StartTime ? { startTime: res.StartTime } : {}) };
   }
 
-  private async describeSnapshot(snapshotId: string, signal?: AbortSignal): Promise<Snapshot> {
+  private async describeSnapshot(
+    snapshotId: string,
+    options: { signal?: AbortSignal | undefined; missing: 'retry' | 'refuse' },
+  ): Promise<Snapshot> {
+    const { signal } = options;
     const what = `DescribeSnapshots ${snapshotId}`;
     let res: DescribeSnapshotsCommandOutput;
     try {
@@ -206,12 +210,20 @@ export class EbsSnapshotter implements Snapshotter {
       // EC2 is eventually consistent: a snapshot just created may not be visible for a moment.
       // The poller repeats until itemOperationTimeout, which bounds a snapshot that is truly gone.
       if (errorCode(error) === 'InvalidSnapshot.NotFound') {
+        // A restore's snapshot was taken long before: one that is gone stays gone.
+        if (options.missing === 'refuse')
+          throw new CloudRequestRefused(`${what}: not found`, {
+            code: 'InvalidSnapshot.NotFound',
+            cause: error,
+          });
         throw new RetryableError(`${what}: not found (yet)`, { cause: error });
       }
       throw ec2ErrorOf(error, { what, signal });
     }
     const snapshots = res.Snapshots ?? [];
     const [snapshot, ...more] = snapshots;
+    if (!snapshot && options.missing === 'refuse')
+      throw new CloudRequestRefused(`${what}: not found`, { code: 'InvalidSnapshot.NotFound' });
     if (!snapshot || more.length > 0) {
       throw new RetryableError(`${what}: expected one snapshot, got ${snapshots.length}`);
     }
@@ -242,7 +254,7 @@ export class EbsSnapshotter implements Snapshotter {
   }
 
   async snapshotProgress(snapshotId: string, options?: { signal?: AbortSignal }): Promise<SnapshotProgress> {
-    return progressOf(await this.describeSnapshot(snapshotId, options?.signal));
+    return progressOf(await this.describeSnapshot(snapshotId, { signal: options?.signal, missing: 'retry' }));
   }
 
   async createVolumeFromSnapshot(options: {
@@ -255,7 +267,10 @@ export class EbsSnapshotter implements Snapshotter {
     clusterName?: string;
     signal?: AbortSignal;
   }): Promise<{ volumeId: string }> {
-    const snapshot = await this.describeSnapshot(options.snapshotId, options.signal);
+    const snapshot = await this.describeSnapshot(options.snapshotId, {
+      signal: options.signal,
+      missing: 'refuse',
+    });
     const what = `CreateVolume from ${options.snapshotId} in ${options.availabilityZone}`;
     const tags = restoredVolumeTags({
       snapshotTags: fromEc2Tags(snapshot.Tags),
@@ -341,4 +356,12 @@ export class EbsSnapshotter implements Snapshotter {
       throw ec2ErrorOf(error, { what: `DeleteSnapshot ${snapshotId}`, signal: options?.signal });
     }
   }
+}
+
+/**
+ * A snapshotter on the ambient AWS configuration (credentials chain, AWS_REGION), for the local
+ * runtime; its client retries throttling and 5xx up to eight times.
+ */
+export function ambientEbsSnapshotter(): EbsSnapshotter {
+  return new EbsSnapshotter({ client: new EC2Client({ maxAttempts: 8 }) });
 }

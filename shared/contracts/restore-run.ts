@@ -181,5 +181,8 @@ export const itemOutcome = z.strictObject({
   name: z.string(),
   result: z.enum(['created', 'updated', 'failed', 'skipped']),
   message: z.string().optional(),
+  /** Problems beside the result (a resource-modifier rule that failed, a status not restored). */
+  errors: z.array(z.string()).optional(),
+  warnings: z.array(z.string()).optional(),
 });
 export type ItemOutcome = z.infer<typeof itemOutcome>;

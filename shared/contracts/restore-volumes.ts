@@ -124,9 +124,11 @@ export const provisionedProgress = z.strictObject({
 });
 export type ProvisionedProgress = z.infer<typeof provisionedProgress>;
 
-/** What RestoreVolumes and PatchProvisionedVolumes return: whether to call again. */
+/** What RestoreVolumes and PatchProvisionedVolumes return: whether, and after how long, to call again. */
 export const volumeStepResult = z.strictObject({
   done: z.boolean(),
   pending: z.number().int().nonnegative(),
+  /** The state machine's wait before the next call (Wait state, whole seconds). */
+  waitSeconds: z.number().int().nonnegative(),
 });
 export type VolumeStepResult = z.infer<typeof volumeStepResult>;

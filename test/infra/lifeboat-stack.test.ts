@@ -71,9 +71,11 @@ describe('the Lifeboat stack', () => {
     );
     expect(Object.keys(machine?.Properties.DefinitionSubstitutions ?? {}).sort()).toEqual([
       'FinalizeRestoreFunctionArn',
+      'PatchProvisionedVolumesFunctionArn',
       'PlanRestoreFunctionArn',
       'RestoreHooksFunctionArn',
       'RestorePhaseFunctionArn',
+      'RestoreVolumesFunctionArn',
       'ValidateRestoreFunctionArn',
     ]);
     template.hasResourceProperties('AWS::EKS::AccessEntry', {
@@ -97,6 +99,27 @@ describe('the Lifeboat stack', () => {
       FinalizeBackupFunctionArn: expect.anything(),
       RecordBackupFailureFunctionArn: expect.anything(),
     });
+  });
+
+  it('lets only the restore create EBS volumes, each with the velero.io/restore tag, and tag only while creating them', () => {
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes('ec2:CreateVolume'),
+    );
+    expect(policies).toHaveLength(1);
+    const statements = policies[0]?.Properties.PolicyDocument.Statement as {
+      Action: string | string[];
+      Condition?: unknown;
+    }[];
+    const withAction = (action: string) =>
+      statements.filter((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]).includes(action));
+    expect(withAction('ec2:CreateVolume').map((s) => s.Condition)).toContainEqual({
+      Null: { 'aws:RequestTag/velero.io/restore': 'false' },
+    });
+    expect(withAction('ec2:CreateTags').map((s) => s.Condition)).toEqual([
+      { StringEquals: { 'ec2:CreateAction': 'CreateVolume' } },
+    ]);
+    expect(withAction('ec2:DescribeVolumes')).toHaveLength(1);
+    expect(JSON.stringify(statements)).not.toMatch(/ec2:(Delete|Attach|Detach|Modify)/);
   });
 
   it('sends poison ItemBlock messages to a dead-letter queue that a function drains', () => {

@@ -132,6 +132,8 @@ describe('statemachines/restore.asl.json', () => {
     const infra = restoreSubstitutions({
       validate: f('v'),
       plan: f('p'),
+      restoreVolumes: f('rv'),
+      patchVolumes: f('pv'),
       phase: f('ph'),
       hooks: f('h'),
       finalize: f('f'),

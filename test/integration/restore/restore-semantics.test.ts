@@ -296,6 +296,39 @@ describe('restore semantics', () => {
       await expectModified(target);
     });
 
+    it('that fail on an item are errors of the restore, listed in its results, and the item is restored', async () => {
+      const target = `${source}-failing`;
+      const name = uniqueName('restore');
+      const outcome = await restore({
+        kc,
+        store,
+        name,
+        spec: {
+          backupName,
+          namespaceMapping: { [source]: target },
+          resourceModifier: {
+            inline: {
+              version: 'v1',
+              resourceModifierRules: [
+                {
+                  conditions: { groupResource: 'deployments.apps', resourceNameRegex: '^web$' },
+                  patches: [{ operation: 'remove', path: '/spec/noSuchField' }],
+                },
+              ],
+            },
+          },
+        },
+      });
+      expect(outcome).toMatchObject({ ok: true, output: { phase: 'PartiallyFailed' } });
+      const results = JSON.parse(
+        gunzipSync((await store.get(restoreKeys(name).results)) ?? new Uint8Array()).toString(),
+      ) as { errors: { namespaces?: Record<string, string[]> } };
+      expect(results.errors.namespaces?.[target]).toEqual([
+        expect.stringMatching(/^Deployment web: resource modifiers: .+/),
+      ]);
+      await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: target, name: 'web' });
+    });
+
     it('show in a dry run’s plan', async () => {
       const target = `${source}-dry`;
       const dry = await restore({

@@ -1,0 +1,183 @@
+/**
+ * PlanRestore's volume part: reads the backup's `<backup>-volumeinfo.json.gz`, holds the
+ * selected PVs and PVCs back while the archive streams (a PVC's fate depends on its PV's, and
+ * the archive has PVCs first), asks the target cluster which of them exist, and decides each
+ * volume by the pure rules of shared/domain/restore-volumes. A backup with no volumes-info (or an
+ * empty one, as backups written before volumes-info) is planned as before: nothing is held.
+ * Never creates anything; RestoreVolumes creates the volumes.
+ */
+import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
+import type { RestoreRun } from '../../shared/contracts/restore-run.js';
+import { backupVolumeInfos, type VolumePlan } from '../../shared/contracts/restore-volumes.js';
+import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
+import { mappedNamespace } from '../../shared/domain/restore-item.js';
+import { planVolumeRestore, type VolumeRestorePlan } from '../../shared/domain/restore-volumes.js';
+import { backupKeys } from '../../shared/domain/storage-keys.js';
+import type { BackupVolumeInfo } from '../../shared/domain/volume-info-shapes.js';
+import type { ClusterWriter } from '../../shared/ports/cluster.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+
+type Json = Record<string, unknown>;
+
+const PVS = 'persistentvolumes';
+const PVCS = 'persistentvolumeclaims';
+
+/** The backup's volumes-info; empty when the backup has none (written before it existed). */
+export async function loadBackupVolumeInfos(options: {
+  store: ObjectStore;
+  backupName: string;
+  signal?: AbortSignal;
+}): Promise<BackupVolumeInfo[]> {
+  const raw = await options.store.get(
+    backupKeys(options.backupName).volumeInfo,
+    options.signal ? { signal: options.signal } : {},
+  );
+  if (!raw) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(gunzipSync(raw).toString('utf8'));
+  } catch (error) {
+    // Velero fails the restore when it cannot read the file; so does Lifeboat, saying which.
+    throw new LifeboatError(`the volume info of backup ${options.backupName} is not gzip'd JSON`, {
+      cause: error,
+    });
+  }
+  const infos = backupVolumeInfos.safeParse(parsed);
+  if (!infos.success)
+    throw new LifeboatError(`the volume info of backup ${options.backupName} is not a list of volumes`);
+  return infos.data as BackupVolumeInfo[];
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** A UUID-shaped name part derived from a hash, so a retried PlanRestore names a PV alike. */
+function uuidOf(text: string): string {
+  const h = sha256(text);
+  const variant = ((Number.parseInt(h[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export interface HeldItem {
+  readonly groupResource: string;
+  readonly sourceNamespace: string;
+  readonly object: Json;
+}
+
+export interface VolumePlanner {
+  /** Whether a selected item waits for the volume decisions instead of being planned now. */
+  holds(groupResource: string): boolean;
+  hold(item: HeldItem): void;
+  /**
+   * The held PVs and PVCs rewritten, the VolumeSnapshotContents and VolumeSnapshots to create
+   * (`generated`: not backed-up objects, so no resource modifiers), and the plan for the volume
+   * steps.
+   */
+  finish(): Promise<{ items: HeldItem[]; generated: HeldItem[]; plan: VolumePlan }>;
+}
+
+export function volumePlanner(options: {
+  run: RestoreRun;
+  spec: RestoreSpec;
+  infos: readonly BackupVolumeInfo[];
+  cluster: ClusterWriter;
+  now: () => Date;
+  signal?: AbortSignal;
+}): VolumePlanner {
+  const { run, spec, infos, cluster } = options;
+  const held: HeldItem[] = [];
+  const signal = options.signal ? { signal: options.signal } : {};
+  const active = infos.length > 0;
+  return {
+    holds: (groupResource) => active && (groupResource === PVS || groupResource === PVCS),
+    hold: (item) => {
+      held.push(item);
+    },
+    finish: async () => {
+      const pvs = held.filter((i) => i.groupResource === PVS).map((i) => i.object);
+      const pvcs = held.filter((i) => i.groupResource === PVCS).map((i) => i.object);
+      const nameOf = (o: Json): string => String((o.metadata as { name?: unknown } | undefined)?.name ?? '');
+      const namespaceOf = (o: Json): string =>
+        String((o.metadata as { namespace?: unknown } | undefined)?.namespace ?? '');
+      // Only native snapshots depend on whether the PV is there already (Velero GH #609).
+      const native = new Set(infos.filter((i) => i.backupMethod === 'NativeSnapshot').map((i) => i.pvName));
+      const existingPvs = new Set<string>();
+      for (const name of pvs.map(nameOf).filter((n) => native.has(n))) {
+        const found = await cluster.read({
+          resource: PVS,
+          object: { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name } },
+          ...signal,
+        });
+        if (found) existingPvs.add(name);
+      }
+      const existingPvcs = new Set<string>();
+      for (const pvc of pvcs) {
+        const namespace = mappedNamespace(namespaceOf(pvc), spec.namespaceMapping);
+        const name = nameOf(pvc);
+        const found = await cluster.read({
+          resource: PVCS,
+          object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace } },
+          ...signal,
+        });
+        if (found) existingPvcs.add(`${namespace}/${name}`);
+      }
+      const decided = planVolumeRestore({
+        infos,
+        pvs,
+        pvcs,
+        ...(spec.restorePVs !== undefined ? { restorePVs: spec.restorePVs } : {}),
+        ...(spec.namespaceMapping ? { namespaceMapping: spec.namespaceMapping } : {}),
+        ...(spec.volumeAvailabilityZone ? { availabilityZone: spec.volumeAvailabilityZone } : {}),
+        existingPvs,
+        existingPvcs,
+        names: {
+          // Velero: `velero-clone-` and a UUID; derived here so a retried plan agrees with itself.
+          clone: (pvName) => `velero-clone-${uuidOf(`${run.name}/${pvName}`)}`,
+          // Velero GenerateSha256FromRestoreUIDAndVsName: the hex SHA-256 of the restore and the
+          // snapshot; Lifeboat restores have no UID, and hash the PVC's namespace and name.
+          snapshot: (pvc) => sha256(`${run.name}/${pvc.namespace}/${pvc.name}`),
+        },
+      });
+      const sourceNamespace = (o: Json): string => namespaceOf(o);
+      return {
+        items: [
+          ...decided.pvs.map((object) => ({ groupResource: PVS, sourceNamespace: '', object })),
+          ...decided.pvcs.map((object) => ({
+            groupResource: PVCS,
+            sourceNamespace: sourceNamespace(object),
+            object,
+          })),
+        ],
+        generated: decided.snapshots.map((s) => ({
+          groupResource: s.groupResource,
+          sourceNamespace: sourceNamespace(s.object),
+          object: s.object,
+        })),
+        plan: volumePlanOf({ decided, run, time: options.now().toISOString() }),
+      };
+    },
+  };
+}
+
+function volumePlanOf(options: { decided: VolumeRestorePlan; run: RestoreRun; time: string }): VolumePlan {
+  const { decided } = options;
+  const log: LogEvent[] = decided.notes.map((n) => ({
+    time: options.time,
+    level: n.level,
+    msg: n.message,
+    fields: {
+      restore: options.run.name,
+      resource: n.namespace === undefined ? PVS : PVCS,
+      ...(n.namespace === undefined ? {} : { namespace: n.namespace }),
+      name: n.name,
+    },
+  }));
+  return {
+    native: decided.native.map((n) => ({ ...n })),
+    provisioned: decided.provisioned.map((p) => ({ ...p, pvInfo: { ...p.pvInfo } })),
+    restoreInfos: decided.restoreInfos.map((i) => ({ ...i })),
+    log,
+  };
+}

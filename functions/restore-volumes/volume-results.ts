@@ -1,0 +1,80 @@
+/**
+ * What the volume steps leave for FinalizeRestore: the restore's volume info
+ * (`restores/<name>/<name>-volumeinfo.json.gz`, Velero RestoreVolumeInfo: each volume of the
+ * restore, with how it was restored when it was), and their log lines and results (errors and
+ * warnings by namespace, or the cluster's for PVs). Reads the working data only.
+ */
+
+import type { RestoreRun } from '../../shared/contracts/restore-run.js';
+import {
+  provisionedProgress,
+  type VolumePlan,
+  volumePlan,
+  volumesProgress,
+} from '../../shared/contracts/restore-volumes.js';
+import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
+import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import {
+  type RestoreVolumeInfo,
+  restoredFromNativeSnapshot,
+} from '../../shared/domain/volume-info-shapes.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+
+async function readJson(store: ObjectStore, key: string): Promise<unknown> {
+  const raw = await store.get(key);
+  return raw ? JSON.parse(Buffer.from(raw).toString('utf8')) : undefined;
+}
+
+export async function restoreVolumeResults(options: {
+  store: ObjectStore;
+  run: RestoreRun;
+}): Promise<{ infos: RestoreVolumeInfo[]; log: LogEvent[]; results: Results }> {
+  const work = restoreWorkKeys(options.run);
+  const rawPlan = await readJson(options.store, work.volumes);
+  if (rawPlan === undefined) return { infos: [], log: [], results: emptyResults };
+  const plan: VolumePlan = volumePlan.parse(rawPlan);
+  const rawNative = await readJson(options.store, work.volumesProgress);
+  const native = rawNative === undefined ? undefined : volumesProgress.parse(rawNative);
+  const rawProvisioned = await readJson(options.store, work.provisionedProgress);
+  const provisioned = rawProvisioned === undefined ? undefined : provisionedProgress.parse(rawProvisioned);
+
+  const infos: RestoreVolumeInfo[] = [...(plan.restoreInfos as RestoreVolumeInfo[])];
+  for (const volume of plan.native) {
+    const outcome = native?.volumes[volume.pvName];
+    const names = {
+      pvName: volume.pvName,
+      ...(volume.pvcName ? { pvcName: volume.pvcName, pvcNamespace: volume.pvcNamespace ?? '' } : {}),
+    };
+    // Velero tracks a native snapshot once its volume was created; a failed one has no method.
+    infos.push(
+      outcome?.volumeId && !outcome.error
+        ? restoredFromNativeSnapshot({
+            ...names,
+            snapshotHandle: volume.snapshotHandle,
+            volumeType: volume.volumeType,
+            volumeAZ: volume.availabilityZone,
+            ...(volume.iops ? { iops: volume.iops } : {}),
+          })
+        : { ...names, snapshotDataMoved: false },
+    );
+  }
+  const log = [...plan.log, ...(native?.log ?? []), ...(provisioned?.log ?? [])];
+  let results = emptyResults;
+  for (const event of log) {
+    if (event.level !== 'error' && event.level !== 'warning') continue;
+    const namespace = event.fields?.namespace;
+    const name = String(event.fields?.name ?? '');
+    const kind =
+      event.fields?.resource === 'persistentvolumeclaims' ? 'PersistentVolumeClaim' : 'PersistentVolume';
+    const result = resultOf({
+      scope: typeof namespace === 'string' && namespace ? { namespace } : 'cluster',
+      message: `${kind} ${name}: ${event.msg}`,
+    });
+    results = mergeResults(
+      results,
+      event.level === 'error' ? { errors: result, warnings: {} } : { errors: {}, warnings: result },
+    );
+  }
+  return { infos, log, results };
+}
