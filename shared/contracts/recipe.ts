@@ -6,12 +6,11 @@
  * Validation reports every problem by field path, including steps that name an unknown group or
  * hook; it never throws. See docs/recipes.md.
  */
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from '../domain/duration.js';
 import { type LabelSelector, parseSelector } from '../domain/label-selector.js';
+import { type ConfigMapData, decodeYaml, onlyDataEntry } from './configmap-document.js';
 import { dnsSubdomain, labelSelector, names, type ValidationResult } from './kubernetes.js';
-import { YAML_1_1 } from './yaml-options.js';
 
 /** A recipe hook without its own timeout gets Velero's exec default. */
 export const RECIPE_HOOK_DEFAULT_TIMEOUT_MS = 30_000;
@@ -286,51 +285,17 @@ export function validateRecipe(input: unknown, prefix = ''): ValidationResult<Re
 
 /** Parses a recipe from YAML (or JSON) text; a syntax error names its line. */
 export function parseRecipe(yamlText: string, prefix = ''): ValidationResult<Recipe> {
-  const doc = parseDocument(yamlText, { ...YAML_1_1, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      problems: doc.errors.map((e) => ({
-        path: prefix || '(recipe)',
-        message: `YAML: ${(e.message.split('\n')[0] ?? '').replace(/:$/, '')}`,
-      })),
-    };
-  }
-  let value: unknown;
-  try {
-    // The alias cap stops alias bombs.
-    value = doc.toJS({ maxAliasCount: 100 });
-  } catch (error) {
-    return {
-      ok: false,
-      problems: [{ path: prefix || '(recipe)', message: `YAML: ${(error as Error).message}` }],
-    };
-  }
-  return validateRecipe(value, prefix);
+  const decoded = decodeYaml(yamlText, prefix || '(recipe)');
+  return decoded.ok ? validateRecipe(decoded.value, prefix) : decoded;
 }
 
 /** The recipe a ConfigMap holds: exactly one data key (any name) whose value is the YAML recipe. */
-export function recipeFromConfigMap(configMap: {
-  namespace?: string;
-  name: string;
-  data?: Readonly<Record<string, string>> | null;
-}): ValidationResult<Recipe> {
-  const entries = Object.entries(configMap.data ?? {});
-  const [only] = entries;
-  if (entries.length !== 1 || !only) {
-    const where = `${configMap.namespace ? `${configMap.namespace}/` : ''}${configMap.name}`;
-    return {
-      ok: false,
-      problems: [
-        {
-          path: 'data',
-          message: `the recipe ConfigMap ${where} must have exactly one data key, it has ${entries.length}`,
-        },
-      ],
-    };
-  }
-  const [key, yamlText] = only;
-  return parseRecipe(yamlText, `data[${JSON.stringify(key)}]`);
+export function recipeFromConfigMap(configMap: ConfigMapData): ValidationResult<Recipe> {
+  const entry = onlyDataEntry(
+    configMap,
+    (where, keys) => `the recipe ConfigMap ${where} must have exactly one data key, it has ${keys}`,
+  );
+  return entry.ok ? parseRecipe(entry.value.text, entry.value.prefix) : entry;
 }
 
 /**

@@ -6,7 +6,6 @@
  * Supported: volumePolicies with conditions capacity, storageClass, nfs, csi, volumeTypes,
  * pvcLabels, pvcPhase and actions skip, snapshot, fs-backup; includeExcludePolicy (Velero 1.17).
  */
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 import {
@@ -15,8 +14,8 @@ import {
   type ResourcePolicy,
   SUPPORTED_VOLUME_TYPES,
 } from '../domain/volume-conditions.js';
+import { type ConfigMapData, decodeYaml, onlyDataEntry } from './configmap-document.js';
 import type { ValidationResult } from './kubernetes.js';
-import { YAML_1_1 } from './yaml-options.js';
 
 const QUOTE_HINT = ' (quote values such as 1 or true in YAML)';
 const typeMessage =
@@ -162,53 +161,20 @@ export function validateResourcePolicy(input: unknown, prefix = ''): ValidationR
 
 /** Parses YAML (or JSON) text into a resource policy; syntax errors name the line. */
 export function parseResourcePolicy(yamlText: string, prefix = ''): ValidationResult<ResourcePolicy> {
-  // uniqueKeys and a single document match Velero's yaml.v3 decoder; the alias cap stops alias bombs.
-  const doc = parseDocument(yamlText, { ...YAML_1_1, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      // The first line says what and where ("... at line 2, column 1"); the rest quotes the source.
-      problems: doc.errors.map((e) => ({
-        path: prefix || '(document)',
-        message: `YAML: ${(e.message.split('\n')[0] ?? '').replace(/:$/, '')}`,
-      })),
-    };
-  }
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: 100 });
-  } catch (error) {
-    return {
-      ok: false,
-      problems: [{ path: prefix || '(document)', message: `YAML: ${(error as Error).message}` }],
-    };
-  }
-  return validateResourcePolicy(value, prefix);
+  // One document with unique keys, as Velero's decoder reads it.
+  const decoded = decodeYaml(yamlText, prefix || '(document)');
+  return decoded.ok ? validateResourcePolicy(decoded.value, prefix) : decoded;
 }
 
 /**
  * The policy a ConfigMap holds: its `data` must have exactly one key (any name), whose value is
  * the YAML document (Velero getResourcePoliciesFromConfig).
  */
-export function resourcePolicyFromConfigMap(configMap: {
-  namespace?: string;
-  name: string;
-  data?: Readonly<Record<string, string>> | null;
-}): ValidationResult<ResourcePolicy> {
-  const entries = Object.entries(configMap.data ?? {});
-  const [only] = entries;
-  if (entries.length !== 1 || !only) {
-    const where = `${configMap.namespace ? `${configMap.namespace}/` : ''}${configMap.name}`;
-    return {
-      ok: false,
-      problems: [
-        {
-          path: 'data',
-          message: `illegal resource policies ${where} configmap: data must have exactly one key, it has ${entries.length}`,
-        },
-      ],
-    };
-  }
-  const [key, yamlText] = only;
-  return parseResourcePolicy(yamlText, `data[${JSON.stringify(key)}]`);
+export function resourcePolicyFromConfigMap(configMap: ConfigMapData): ValidationResult<ResourcePolicy> {
+  const entry = onlyDataEntry(
+    configMap,
+    (where, keys) =>
+      `illegal resource policies ${where} configmap: data must have exactly one key, it has ${keys}`,
+  );
+  return entry.ok ? parseResourcePolicy(entry.value.text, entry.value.prefix) : entry;
 }
