@@ -3,7 +3,9 @@
  */
 import { awsAdapters } from '../shared/adapters/aws-adapters.js';
 import type { KubernetesCluster } from '../shared/adapters/kubernetes-cluster.js';
+import { KubernetesCsiSnapshots } from '../shared/adapters/kubernetes-csi-snapshots.js';
 import { systemClock } from '../shared/adapters/system-clock.js';
+import type { CsiSnapshots } from '../shared/ports/csi-snapshots.js';
 import type { PodExec } from '../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../shared/ports/snapshotter.js';
 import type { WorkQueue } from '../shared/ports/work-queue.js';
@@ -36,4 +38,9 @@ export function clusterNamed(name: string): Promise<KubernetesCluster> {
 
 export function podExecNamed(name: string): Promise<PodExec> {
   return aws.podExecNamed(name);
+}
+
+/** CSI VolumeSnapshots on a cluster, by its name (through the same EKS access). */
+export async function csiSnapshotsOf(name: string): Promise<CsiSnapshots> {
+  return new KubernetesCsiSnapshots(await aws.clusterNamed(name));
 }

@@ -22,6 +22,7 @@ import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import { completeIfDone } from '../backup-completion.js';
 import { backUpBlock, emptyOutput, hookSettingsLoader, outputResult } from './item-block.js';
+import type { BlockVolumesDeps } from './volumes.js';
 
 // Compression runs on libuv's thread pool, beside the event loop, not on it.
 const gzip = promisify(gzipCallback);
@@ -45,6 +46,9 @@ export interface BackupItemBlockDeps extends ResultDeps {
   readonly podExecFor: (cluster: string) => Promise<PodExec>;
   /** See DEFAULT_INLINE_HOOK_LIMIT_MS. */
   readonly inlineHookLimitMs?: number;
+  /** EC2 for native EBS snapshots and CSI on the cluster (volumes.ts). */
+  readonly snapshotter?: BlockVolumesDeps['snapshotter'];
+  readonly csiFor?: BlockVolumesDeps['csiFor'];
 }
 
 export async function backupItemBlocks(

@@ -3,7 +3,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { itemBlockMessage } from '../../shared/contracts/backup-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { callbacks, clock, env, podExecNamed, store } from '../wiring.js';
+import { callbacks, clock, csiSnapshotsOf, env, podExecNamed, snapshotter, store } from '../wiring.js';
 import { backupItemBlocks } from './backup-item-block.js';
 
 const processor = new BatchProcessor(EventType.SQS);
@@ -17,6 +17,8 @@ export const handler = lambdaHandler('BackupItemBlock', async (event: SQSEvent, 
         callbacks,
         clock,
         podExecFor: podExecNamed,
+        snapshotter: snapshotter(),
+        csiFor: csiSnapshotsOf,
         inlineHookLimitMs: env.LIFEBOAT_INLINE_HOOK_LIMIT_SECONDS * 1000,
         signal,
       });

@@ -1,8 +1,9 @@
 /**
  * One ItemBlock backed up, the part the worker and the hook runner share: pre hooks on the
- * block's pods → every item's tar entries → post hooks, gathered into a `BlocksOutput` that is
- * written as one fragment and one result. Parses only the objects it must look into (pods for
- * hooks; PVCs when a Fail pre hook skips a pod). Never writes under `backups/`.
+ * block's pods → every item's tar entries and its volumes' snapshots started (volumes.ts) →
+ * post hooks, gathered into a `BlocksOutput` that is written as one fragment and one result.
+ * Parses only the objects it must look into (pods for hooks and volumes; PVCs and PVs for
+ * volumes and when a Fail pre hook skips a pod). Never writes under `backups/`.
  */
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
@@ -29,6 +30,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import { blockHasPods, planHooksOfBlock, planWarnings, runHookPhase } from './block-hooks.js';
+import { type BlockVolumesDeps, backUpBlockVolumes } from './volumes.js';
 
 // Compression runs on libuv's thread pool, beside the event loop, not on it.
 const gzip = promisify(gzipCallback);
@@ -94,6 +96,30 @@ export function hookSettingsLoader(options: {
   };
 }
 
+/**
+ * The block's items into the output, then its volumes' snapshots started (volumes.ts): inside
+ * the hooks, as Velero snapshots a PV while backing up the block's items.
+ */
+async function addItems(options: {
+  output: BlocksOutput;
+  items: readonly BlockItem[];
+  backup: Backup;
+  blockId: string;
+  deps: Omit<BlockVolumesDeps, 'store' | 'clock'> & { store: ObjectStore; clock: Clock };
+}): Promise<void> {
+  const { output, deps } = options;
+  const time = deps.clock.now().toISOString();
+  for (const item of options.items) addItem(output, { item, backup: options.backup.name, time });
+  const volumes = await backUpBlockVolumes({
+    backup: options.backup,
+    blockId: options.blockId,
+    items: options.items,
+    deps,
+  });
+  output.log.push(...volumes.log);
+  output.results = mergeResults(output.results, volumes.results);
+}
+
 function addItem(output: BlocksOutput, options: { item: BlockItem; backup: string; time: string }): void {
   const { item } = options;
   const { ref } = item;
@@ -128,16 +154,19 @@ export async function backUpBlock(options: {
   backup: Backup;
   output: BlocksOutput;
   hookSettings: () => Promise<HookSettings>;
-  deps: { store: ObjectStore; clock: Clock; signal?: AbortSignal };
+  deps: { store: ObjectStore; clock: Clock; signal?: AbortSignal } & Omit<
+    BlockVolumesDeps,
+    'store' | 'clock'
+  >;
   budgetMs?: number;
 }): Promise<{ deferred: true; worstCaseMs: number } | { deferred: false; hookMs: number }> {
   const { output, deps } = options;
   const backup = options.backup.name;
   const items = await itemsOf(options.block, deps.store, deps.signal);
   const now = (): string => deps.clock.now().toISOString();
+  const blockId = options.block.id;
   if (!blockHasPods(items)) {
-    const time = now();
-    for (const item of items) addItem(output, { item, backup, time });
+    await addItems({ output, items, backup: options.backup, blockId, deps });
     return { deferred: false, hookMs: 0 };
   }
   const settings = await options.hookSettings();
@@ -148,8 +177,7 @@ export async function backUpBlock(options: {
   output.log.push(...warned.log);
   output.results = mergeResults(output.results, warned.results);
   if (plan.pods.length === 0) {
-    const time = now();
-    for (const item of items) addItem(output, { item, backup, time });
+    await addItems({ output, items, backup: options.backup, blockId, deps });
     return { deferred: false, hookMs: 0 };
   }
   const started = deps.clock.now().getTime();
@@ -190,8 +218,7 @@ export async function backUpBlock(options: {
       });
   }
   output.log.push(...pre.log);
-  const time = now();
-  for (const item of backUp) addItem(output, { item, backup, time });
+  await addItems({ output, items: backUp, backup: options.backup, blockId, deps });
   const failed = new Set(pre.failedPods.map((p) => `${p.namespace}/${p.name}`));
   // Velero: post hooks only where the pre hooks did not fail.
   const post = await phase(

@@ -1,8 +1,9 @@
 /**
  * FinalizeBackup: writes the backup in Velero's layout from the workers' results: the tarball
- * (streamed, never held whole in memory), logs, results, resource list, item operations and
- * volume info, and `velero-backup.json` last, as the commit marker. Each object is written
- * only if absent, so a retried step completes what a crashed one began and never overwrites.
+ * (streamed, never held whole in memory), logs, results, resource list, item operations, native
+ * volume snapshots and volume info (volumes.ts), and `velero-backup.json` last, as the commit
+ * marker. Each object is written only if absent, so a retried step completes what a crashed one
+ * began and never overwrites.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -27,6 +28,7 @@ import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/tarball-layou
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { putOnce, putStreamOnce } from '../write-once.js';
+import { finalizedVolumes } from './volumes.js';
 
 // Decompression runs on libuv's thread pool, beside the event loop.
 const gunzip = promisify(gunzipCallback);
@@ -143,6 +145,16 @@ export async function finalizeBackup(
       // drained for its side effects on results, levels and listed
     }
   }
+  const volumes = await finalizedVolumes({
+    run,
+    store: deps.store,
+    attempt: collected.attempt,
+    now: deps.clock.now(),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  results = mergeResults(results, volumes.results);
+  const volumeLevels = countLevels(volumes.log);
+  levels = { errors: levels.errors + volumeLevels.errors, warnings: levels.warnings + volumeLevels.warnings };
 
   const errors = Math.max(levels.errors, countOf(results.errors));
   const warnings = Math.max(levels.warnings, countOf(results.warnings));
@@ -165,7 +177,7 @@ export async function finalizeBackup(
         const raw = await deps.store.get(key, { signal: deps.signal });
         if (raw) yield messageResult.parse(JSON.parse((await gunzip(raw)).toString('utf8'))).logText;
       }
-      yield lines([last]);
+      yield lines([...volumes.log, last]);
     };
     const piped = pipeline(Readable.from(source()), gzip);
     // Observed at once, so a failing source is never an unhandled rejection.
@@ -187,9 +199,9 @@ export async function finalizeBackup(
   await putStreamOnce(deps.store, keys.logs, logLines(), { contentType: 'application/gzip' });
   await putOnce(deps.store, keys.results, gz(results), json);
   await putOnce(deps.store, keys.resourceList, gz(resourceList(listed)), json);
-  await putOnce(deps.store, keys.itemOperations, gz([]), json);
-  await putOnce(deps.store, keys.volumeInfo, gz([]), json);
-  await putOnce(deps.store, keys.volumeSnapshots, gz([]), json);
+  await putOnce(deps.store, keys.itemOperations, gz(volumes.operations), json);
+  await putOnce(deps.store, keys.volumeInfo, gz(volumes.volumeInfos), json);
+  await putOnce(deps.store, keys.volumeSnapshots, gz(volumes.nativeSnapshots), json);
   await putOnce(deps.store, keys.podVolumeBackups, gz([]), json);
 
   const metadata = request.backup.metadata;
@@ -208,6 +220,7 @@ export async function finalizeBackup(
     errors,
     warnings,
     hookStatus,
+    volumeCounters: volumes.counters,
   });
   await putOnce(deps.store, keys.metadata, JSON.stringify(document, null, 2), json);
   return { name: run.name, phase, items: listed.length, errors, warnings };

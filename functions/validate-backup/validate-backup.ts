@@ -1,7 +1,9 @@
 /**
- * ValidateBackup: checks the request (every problem by field path), refuses a name that is
- * taken, claims the name for this run, and stores the request as working data. Invalid input
- * is an outcome, not an exception: the state machine turns it into FailedValidation.
+ * ValidateBackup: checks the request (every problem by field path), resolves its resource
+ * policy (inline, or a ConfigMap read from the cluster), refuses a name that is taken, claims
+ * the name for this run, and stores the request and the workers' volume settings as working
+ * data. Invalid input is an outcome, not an exception: the state machine turns it into
+ * FailedValidation.
  */
 
 import { validateBackupRequest } from '../../shared/contracts/backup-request.js';
@@ -13,11 +15,15 @@ import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js'
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName } from '../name-claim.js';
+import { type ClusterReader, resolveResourcePolicy, volumeSettingsOf } from './resource-policy.js';
 
 export interface ValidateBackupDeps {
   readonly store: ObjectStore;
   readonly clock: Clock;
   readonly itemBlocksTimeoutSeconds: number;
+  /** The backed-up cluster by the request's name, to read a resource policy ConfigMap from. */
+  readonly clusterNamed?: (name: string) => Promise<ClusterReader>;
+  readonly signal?: AbortSignal;
 }
 
 const rejected = rejectedRequest;
@@ -33,6 +39,11 @@ export async function validateBackup(
   const keys = backupKeys(name);
   const taken = { path: 'backup.metadata.name', message: `a backup named "${name}" already exists` };
   if (await deps.store.exists(keys.metadata)) return rejected([taken]);
+  const policy = await resolveResourcePolicy(request, {
+    ...(deps.clusterNamed ? { clusterNamed: deps.clusterNamed } : {}),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  if (!policy.ok) return rejected(policy.problems);
 
   const claim = await claimName({
     store: deps.store,
@@ -46,6 +57,11 @@ export async function validateBackup(
   await deps.store.put(backupWorkKeys(run).request, JSON.stringify(request), {
     contentType: 'application/json',
   });
+  await deps.store.put(
+    backupWorkKeys(run).volumeSettings,
+    JSON.stringify(volumeSettingsOf(request, policy.value)),
+    { contentType: 'application/json' },
+  );
   return { valid: true, run };
 }
 

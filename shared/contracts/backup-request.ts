@@ -18,6 +18,7 @@ import {
   problemsOf,
   type ValidationResult,
 } from './kubernetes.js';
+import { validateResourcePolicy } from './resource-policy.js';
 
 const execHook = z.strictObject({ ...execHookBase, timeout: duration.optional() });
 
@@ -51,8 +52,20 @@ export const backupSpec = z.strictObject({
   orderedResources: z.record(z.string(), z.string()).nullable().optional(),
   csiSnapshotTimeout: duration.optional(),
   itemOperationTimeout: duration.optional(),
+  /**
+   * Velero: `{kind: configmap, name}`, a ConfigMap holding the resource policy in its only data
+   * key, read from the backed-up cluster. Lifeboat adds `namespace` (default: the backup's
+   * `metadata.namespace`, else `velero`, Velero's install namespace) and `inline`, the policy
+   * document itself (`{version: v1, volumePolicies: [...]}`) instead of a ConfigMap.
+   */
   resourcePolicy: z
-    .strictObject({ apiGroup: z.string().optional(), kind: z.string(), name: z.string() })
+    .strictObject({
+      apiGroup: z.string().optional(),
+      kind: z.string().optional(),
+      name: z.string().optional(),
+      namespace: dnsSubdomain.optional(),
+      inline: z.unknown().optional(),
+    })
     .optional(),
   snapshotMoveData: z.boolean().nullable().optional(),
   datamover: z.string().optional(),
@@ -117,6 +130,51 @@ function crossFieldProblems(spec: BackupSpec): FieldProblem[] {
       });
     }
   }
+  problems.push(...resourcePolicyProblems(spec));
+  return problems;
+}
+
+/** Where a backup's resource policy comes from, once the request is valid. */
+export type ResourcePolicySource =
+  | { readonly kind: 'inline'; readonly input: unknown }
+  | { readonly kind: 'configMap'; readonly namespace: string; readonly name: string };
+
+/** Velero reads the ConfigMap from its install namespace, `velero` by default. */
+export const DEFAULT_RESOURCE_POLICY_NAMESPACE = 'velero';
+
+export function resourcePolicySource(request: BackupRequest): ResourcePolicySource | undefined {
+  const ref = request.backup.spec.resourcePolicy;
+  if (!ref) return undefined;
+  if (ref.inline !== undefined) return { kind: 'inline', input: ref.inline };
+  return {
+    kind: 'configMap',
+    namespace: ref.namespace ?? request.backup.metadata.namespace ?? DEFAULT_RESOURCE_POLICY_NAMESPACE,
+    name: ref.name ?? '',
+  };
+}
+
+function resourcePolicyProblems(spec: BackupSpec): FieldProblem[] {
+  const ref = spec.resourcePolicy;
+  const path = (field: string) => `backup.spec.resourcePolicy${field ? `.${field}` : ''}`;
+  if (!ref) return [];
+  if (ref.inline !== undefined) {
+    const extra = (['apiGroup', 'kind', 'name', 'namespace'] as const).filter((f) => ref[f] !== undefined);
+    if (extra.length > 0)
+      return [
+        {
+          path: path(''),
+          message: `an inline policy and a ConfigMap (${extra.join(', ')}) exclude each other`,
+        },
+      ];
+    const checked = validateResourcePolicy(ref.inline, path('inline'));
+    return checked.ok ? [] : checked.problems;
+  }
+  const problems: FieldProblem[] = [];
+  // Velero only knows ConfigMap references (resourcepolicies.ConfigmapRefType, any case).
+  if (ref.kind?.toLowerCase() !== 'configmap')
+    problems.push({ path: path('kind'), message: 'must be configmap (or give the policy inline)' });
+  if (!ref.name || !dnsSubdomain.safeParse(ref.name).success)
+    problems.push({ path: path('name'), message: 'must name the ConfigMap holding the resource policy' });
   return problems;
 }
 

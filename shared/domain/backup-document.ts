@@ -18,6 +18,14 @@ export interface BackupStatus {
   readonly warnings?: number;
   readonly failureReason?: string;
   readonly validationErrors?: readonly string[];
+  /** Velero's volume counters (omitempty: absent when zero). */
+  readonly volumeSnapshotsAttempted?: number;
+  readonly volumeSnapshotsCompleted?: number;
+  readonly csiVolumeSnapshotsAttempted?: number;
+  readonly csiVolumeSnapshotsCompleted?: number;
+  readonly backupItemOperationsAttempted?: number;
+  readonly backupItemOperationsCompleted?: number;
+  readonly backupItemOperationsFailed?: number;
   /** Velero: set once a hook was attempted (omitempty). */
   readonly hookStatus?: { readonly hooksAttempted?: number; readonly hooksFailed?: number };
 }
@@ -35,6 +43,15 @@ export interface BackupDocument {
   readonly spec: Readonly<Record<string, unknown>>;
   readonly status: BackupStatus;
 }
+
+export type VolumeCounter =
+  | 'volumeSnapshotsAttempted'
+  | 'volumeSnapshotsCompleted'
+  | 'csiVolumeSnapshotsAttempted'
+  | 'csiVolumeSnapshotsCompleted'
+  | 'backupItemOperationsAttempted'
+  | 'backupItemOperationsCompleted'
+  | 'backupItemOperationsFailed';
 
 /** Velero's timestamps are RFC 3339 with second precision. */
 export function rfc3339(date: Date): string {
@@ -56,6 +73,8 @@ export function backupDocument(options: {
   warnings?: number;
   failureReason?: string;
   validationErrors?: readonly string[];
+  /** Volume snapshot and item operation counts, each left out when zero. */
+  volumeCounters?: Readonly<Record<VolumeCounter, number>>;
   hookStatus?: { readonly hooksAttempted: number; readonly hooksFailed: number };
 }): BackupDocument {
   const status: BackupStatus = {
@@ -72,6 +91,7 @@ export function backupDocument(options: {
     ...(options.warnings ? { warnings: options.warnings } : {}),
     ...(options.failureReason ? { failureReason: options.failureReason } : {}),
     ...(options.validationErrors?.length ? { validationErrors: options.validationErrors } : {}),
+    ...Object.fromEntries(Object.entries(options.volumeCounters ?? {}).filter(([, n]) => n > 0)),
     ...(options.hookStatus?.hooksAttempted
       ? {
           // Velero's HookStatus fields are omitempty: no hooksFailed key when none failed.

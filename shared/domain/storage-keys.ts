@@ -48,6 +48,13 @@ export const backupWorkKeys = (options: { name: string; runId: string }) => {
     /** A deferred block's result: beside the messages' results, never counted as a message. */
     deferredResult: (messageId: string, blockId: string) =>
       `${dir}results/${messageId}${DEFERRED_RESULT_INFIX}${blockId}.json.gz`,
+    /** Resource policy and volume fields ValidateBackup resolved for the workers. */
+    volumeSettings: `${dir}volume-settings.json`,
+    /** The volumes of one ItemBlock: facts, decisions and the snapshots started (workers). */
+    blockVolumes: (blockId: string) => `${dir}volumes/${blockId}.json`,
+    volumesDir: `${dir}volumes/`,
+    /** Where each volume operation stands (VolumeOperations, rewritten on every poll). */
+    volumeOperations: `${dir}volume-operations.json`,
   };
 };
 

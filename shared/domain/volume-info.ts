@@ -7,6 +7,7 @@
  */
 import {
   type BackupVolumeInfo,
+  type CSISnapshotInfo,
   kubeTime,
   type NativeVolumeSnapshot,
   nativeSnapshotInfoOf,
@@ -121,6 +122,17 @@ export interface NativeSnapshotOutcome {
   readonly completedAt?: Date | string;
 }
 
+/**
+ * A CSI snapshot as the backup took it (Velero generateVolumeInfoForCSIVolumeSnapshot), with the
+ * outcome of Lifeboat's wait for readyToUse.
+ */
+export interface CsiSnapshotOutcome {
+  readonly info: CSISnapshotInfo;
+  readonly succeeded: boolean;
+  readonly startedAt?: Date | string;
+  readonly completedAt?: Date | string;
+}
+
 /** Said of volumes whose data only the (future) data mover can move. */
 export const DATA_MOVER_UNAVAILABLE = 'fs-backup/data movement not available yet';
 
@@ -153,21 +165,40 @@ function skipOf(decision: VolumeDecision | undefined): { approach: SkipApproach;
 }
 
 /**
- * The volumes-info entry of one volume: its native snapshot when one was taken, else skipped with
+ * The volumes-info entry of one volume: its native or CSI snapshot when one was taken, else skipped with
  * the reason (the decision's own, or why its chosen method did not run).
  */
 export function backupVolumeInfoOf(options: {
   volume: BackupVolume;
   decision?: VolumeDecision;
   outcome?: NativeSnapshotOutcome;
+  csiOutcome?: CsiSnapshotOutcome;
 }): BackupVolumeInfo {
-  const { volume, outcome } = options;
+  const { volume, outcome, csiOutcome } = options;
   const names = {
     ...some('pvcName', volume.pvcName),
     ...some('pvcNamespace', volume.pvcNamespace),
     ...some('pvName', volume.pvName),
   };
   const pvInfo = volume.pvInfo ? { pvInfo: volume.pvInfo } : {};
+  const times = (o: { startedAt?: Date | string; completedAt?: Date | string }) => ({
+    ...(o.startedAt === undefined ? {} : { startTimestamp: kubeTime(o.startedAt) }),
+    ...(o.completedAt === undefined ? {} : { completionTimestamp: kubeTime(o.completedAt) }),
+  });
+  if (csiOutcome && !outcome) {
+    return {
+      ...names,
+      backupMethod: 'CSISnapshot',
+      snapshotDataMoved: false,
+      // Velero keeps the CSI snapshot (VolumeSnapshotContent retained) as the backup's data.
+      preserveLocalSnapshot: true,
+      skipped: false,
+      ...times(csiOutcome),
+      result: csiOutcome.succeeded ? 'succeeded' : 'failed',
+      csiSnapshotInfo: csiOutcome.info,
+      ...pvInfo,
+    };
+  }
   if (!outcome) {
     return {
       ...names,
@@ -184,8 +215,7 @@ export function backupVolumeInfoOf(options: {
     snapshotDataMoved: false,
     preserveLocalSnapshot: false,
     skipped: false,
-    ...(outcome.startedAt === undefined ? {} : { startTimestamp: kubeTime(outcome.startedAt) }),
-    ...(outcome.completedAt === undefined ? {} : { completionTimestamp: kubeTime(outcome.completedAt) }),
+    ...times(outcome),
     // Velero: succeeded only when the snapshot's phase is Completed.
     result: info.Phase === 'Completed' ? 'succeeded' : 'failed',
     nativeSnapshotInfo: info,
@@ -200,6 +230,7 @@ export interface HandledVolume {
   readonly pvcName?: string;
   readonly decision: VolumeDecision;
   readonly outcome?: NativeSnapshotOutcome;
+  readonly csiOutcome?: CsiSnapshotOutcome;
 }
 
 function names(volume: BackupVolume, handled: HandledVolume): boolean {
@@ -215,7 +246,7 @@ function names(volume: BackupVolume, handled: HandledVolume): boolean {
  * Exactly one volumes-info entry per volume of the backup, in the volumes' order. A volume no
  * record names is skipped with a reason saying so; a record naming no volume of the backup comes
  * back in `unmatched` for the caller to report. Among records naming one volume, the first with a
- * snapshot outcome wins, else the first.
+ * snapshot outcome (native or CSI) wins, else the first.
  */
 export function assembleBackupVolumeInfos(options: {
   volumes: readonly BackupVolume[];
@@ -225,11 +256,12 @@ export function assembleBackupVolumeInfos(options: {
   const infos = options.volumes.map((volume) => {
     const candidates = options.handled.filter((h) => names(volume, h));
     for (const c of candidates) matched.add(c);
-    const chosen = candidates.find((c) => c.outcome) ?? candidates[0];
+    const chosen = candidates.find((c) => c.outcome || c.csiOutcome) ?? candidates[0];
     return backupVolumeInfoOf({
       volume,
       ...(chosen ? { decision: chosen.decision } : {}),
       ...(chosen?.outcome ? { outcome: chosen.outcome } : {}),
+      ...(chosen?.csiOutcome ? { csiOutcome: chosen.csiOutcome } : {}),
     });
   });
   return { infos, unmatched: options.handled.filter((h) => !matched.has(h)) };

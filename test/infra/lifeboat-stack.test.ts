@@ -96,6 +96,7 @@ describe('the Lifeboat stack', () => {
     expect(machine?.Properties.DefinitionSubstitutions).toEqual({
       ValidateBackupFunctionArn: expect.anything(),
       CollectItemsFunctionArn: expect.anything(),
+      VolumeOperationsFunctionArn: expect.anything(),
       FinalizeBackupFunctionArn: expect.anything(),
       RecordBackupFailureFunctionArn: expect.anything(),
     });
@@ -151,6 +152,21 @@ describe('the Lifeboat stack', () => {
     const functions = Object.values(bundled.findResources('AWS::Lambda::Function'));
     for (const f of functions) expect(f.Properties.Code.S3Key).toMatch(/\.zip$/);
   }, 180_000);
+
+  it('lets the backup snapshot EBS volumes only with the velero.io/backup tag, and tag only while snapshotting', () => {
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+      (p) => p.Properties.PolicyDocument.Statement as { Action: unknown; Condition?: unknown }[],
+    );
+    const withAction = (action: string) =>
+      statements.filter((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]).includes(action));
+    expect(withAction('ec2:CreateSnapshot').map((s) => s.Condition)).toContainEqual({
+      Null: { 'aws:RequestTag/velero.io/backup': 'false' },
+    });
+    expect(withAction('ec2:CreateTags').map((s) => s.Condition)).toContainEqual({
+      StringEquals: { 'ec2:CreateAction': 'CreateSnapshot' },
+    });
+    expect(withAction('ec2:DescribeSnapshots').length).toBeGreaterThan(0);
+  });
 
   it('passes the cdk-nag AwsSolutions checks', () => {
     const report = new AwsSolutionsChecks(stack, { verbose: true }).validateScope(stack);

@@ -1,0 +1,77 @@
+/**
+ * The volume side files of a finished backup, from the blocks' volume records and the final
+ * statuses VolumeOperations recorded: `-volumeinfo.json.gz` (exactly one entry per PVC/PV),
+ * `-volumesnapshots.json.gz` (native snapshots), `-itemoperations.json.gz`, the status counters,
+ * and an error (with its log line) for every volume whose snapshot failed, so the backup ends
+ * PartiallyFailed. Reads only the working data; writes nothing itself.
+ */
+import type { BackupRun } from '../../shared/contracts/backup-run.js';
+import type { OperationStatus } from '../../shared/contracts/backup-volumes.js';
+import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { type BackupVolumeResults, backupVolumeResults } from '../../shared/domain/backup-volume-results.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { readBlockVolumes, readVolumeProgress } from '../volume-operations/volume-operations.js';
+
+export interface FinalizedVolumes extends BackupVolumeResults {
+  readonly results: Results;
+  readonly log: LogEvent[];
+}
+
+export async function finalizedVolumes(options: {
+  run: BackupRun;
+  store: ObjectStore;
+  /** The CollectItems attempt whose results make the backup. */
+  attempt: string;
+  now: Date;
+  signal?: AbortSignal;
+}): Promise<FinalizedVolumes> {
+  const { run, store, signal } = options;
+  const blocks = await readBlockVolumes({
+    run,
+    store,
+    attempt: options.attempt,
+    ...(signal ? { signal } : {}),
+  });
+  const progress = await readVolumeProgress({ run, store, ...(signal ? { signal } : {}) });
+  const statuses = new Map<string, OperationStatus>(
+    progress?.attempt === options.attempt
+      ? progress.operations.map((e) => [e.operation.operationId, e.status] as const)
+      : [],
+  );
+  const volumes = backupVolumeResults({
+    backupName: run.name,
+    // Lifeboat backups have no Kubernetes UID; the execution's id is unique to this backup run.
+    backupUID: run.runId,
+    location: 'default',
+    blocks,
+    statuses,
+  });
+  const time = options.now.toISOString();
+  const log: LogEvent[] = [];
+  let results: Results = emptyResults;
+  for (const failure of volumes.failures) {
+    results = mergeResults(results, { errors: resultOf(failure), warnings: {} });
+    log.push({ time, level: 'error', msg: failure.message, fields: { backup: run.name } });
+  }
+  for (const h of volumes.unmatched) {
+    const msg = `volume record for ${h.pvcName ? `PVC ${h.pvcNamespace}/${h.pvcName}` : `PV ${h.pvName}`} names no PVC or PV of the backup`;
+    results = mergeResults(results, { errors: {}, warnings: resultOf({ scope: 'velero', message: msg }) });
+    log.push({ time, level: 'warning', msg, fields: { backup: run.name } });
+  }
+  const c = volumes.counters;
+  if (c.backupItemOperationsAttempted > 0 || volumes.volumeInfos.length > 0) {
+    log.push({
+      time,
+      level: 'info',
+      msg: 'Volumes backed up',
+      fields: {
+        backup: run.name,
+        volumes: volumes.volumeInfos.length,
+        nativeSnapshots: `${c.volumeSnapshotsCompleted}/${c.volumeSnapshotsAttempted}`,
+        csiSnapshots: `${c.csiVolumeSnapshotsCompleted}/${c.csiVolumeSnapshotsAttempted}`,
+      },
+    });
+  }
+  return { ...volumes, results, log };
+}

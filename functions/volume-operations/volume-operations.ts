@@ -1,0 +1,207 @@
+/**
+ * VolumeOperations: one look at every volume operation the workers started (EBS snapshots by
+ * DescribeSnapshots, CSI VolumeSnapshots and their contents by the Kubernetes API), recorded in
+ * the working data, then back to the state machine, which waits and calls again until all have
+ * settled (Completed or Failed, a timeout being a failure). Re-entrant: each call starts from the
+ * recorded progress, so no invocation holds a Lambda while a snapshot runs. The first call of an
+ * attempt gathers the operations from the blocks' volume records. A CSI snapshot's content is
+ * kept (`deletionPolicy: Retain`) as soon as it is bound, as Velero keeps it.
+ */
+
+import { type BackupRun, collectedSummary } from '../../shared/contracts/backup-run.js';
+import {
+  type BlockVolumes,
+  blockVolumes,
+  type OperationStatus,
+  type VolumeOperation,
+  type VolumeOperationsOutcome,
+  type VolumeOperationsProgress,
+  volumeOperationsProgress,
+} from '../../shared/contracts/backup-volumes.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
+import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import {
+  csiOperationStatus,
+  ebsOperationStatus,
+  isSettled,
+  nextPollSeconds,
+  startedStatus,
+} from '../../shared/domain/volume-operations.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import { readVolumeSettings } from '../volume-settings.js';
+
+export interface VolumeOperationsDeps {
+  readonly store: ObjectStore;
+  readonly clock: Clock;
+  readonly snapshotter?: Snapshotter;
+  /** CSI snapshots on the backed-up cluster, by its name; asked for only when CSI operations exist. */
+  readonly csiFor?: (cluster: string) => Promise<CsiSnapshots>;
+  /** The first wait between looks (Velero polls operations every 10 s). */
+  readonly pollSeconds?: number;
+  /** At most this many operations are looked at in parallel. */
+  readonly concurrency?: number;
+  readonly signal?: AbortSignal;
+}
+
+async function readJson(store: ObjectStore, key: string, signal?: AbortSignal): Promise<unknown> {
+  const raw = await store.get(key, signal ? { signal } : {});
+  return raw ? JSON.parse(Buffer.from(raw).toString('utf8')) : undefined;
+}
+
+/** Every block volume record of the attempt whose wait completed. */
+export async function readBlockVolumes(options: {
+  run: Pick<BackupRun, 'name' | 'runId'>;
+  store: ObjectStore;
+  attempt: string;
+  signal?: AbortSignal;
+}): Promise<BlockVolumes[]> {
+  const work = backupWorkKeys(options.run);
+  const keys = await options.store.list(`${work.volumesDir}${options.attempt}-`, {
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const out: BlockVolumes[] = [];
+  for (const key of keys) out.push(blockVolumes.parse(await readJson(options.store, key, options.signal)));
+  return out;
+}
+
+async function attemptOf(store: ObjectStore, run: BackupRun, signal?: AbortSignal): Promise<string> {
+  const raw = await readJson(store, backupWorkKeys(run).collected, signal);
+  if (raw === undefined) throw new LifeboatError(`the collection summary of backup ${run.name} is missing`);
+  return collectedSummary.parse(raw).attempt;
+}
+
+export async function readVolumeProgress(options: {
+  run: Pick<BackupRun, 'name' | 'runId'>;
+  store: ObjectStore;
+  signal?: AbortSignal;
+}): Promise<VolumeOperationsProgress | undefined> {
+  const raw = await readJson(options.store, backupWorkKeys(options.run).volumeOperations, options.signal);
+  return raw === undefined ? undefined : volumeOperationsProgress.parse(raw);
+}
+
+/** Runs `look` over the items, at most `limit` at once, in order. */
+async function eachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  look: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await look(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+export async function volumeOperations(
+  input: { run: BackupRun },
+  deps: VolumeOperationsDeps,
+): Promise<VolumeOperationsOutcome> {
+  const { run } = input;
+  const { store, signal } = deps;
+  const work = backupWorkKeys(run);
+  const attempt = await attemptOf(store, run, signal);
+  let progress = await readVolumeProgress({ run, store, ...(signal ? { signal } : {}) });
+  if (!progress || progress.attempt !== attempt) {
+    const blocks = await readBlockVolumes({ run, store, attempt, ...(signal ? { signal } : {}) });
+    const operations = blocks.flatMap((b) => b.handled.flatMap((h) => (h.operation ? [h.operation] : [])));
+    progress = {
+      attempt,
+      polls: 0,
+      operations: operations.map((operation) => ({ operation, status: startedStatus(operation) })),
+    };
+  }
+  const settings = await readVolumeSettings({ run, store, ...(signal ? { signal } : {}) });
+  const now = deps.clock.now();
+  let csi: CsiSnapshots | undefined;
+  const csiOf = async (): Promise<CsiSnapshots | undefined> => {
+    if (!csi && deps.csiFor && settings.cluster) csi = await deps.csiFor(settings.cluster);
+    return csi;
+  };
+  const look = async (operation: VolumeOperation, previous: OperationStatus): Promise<OperationStatus> => {
+    if (operation.method === 'native') {
+      if (!deps.snapshotter)
+        return {
+          ...previous,
+          phase: 'Failed',
+          error: 'no EBS snapshotter is configured to follow the snapshot',
+        };
+      const seen = await deps.snapshotter.snapshotProgress(operation.operationId, signal ? { signal } : {});
+      return ebsOperationStatus({
+        operation,
+        previous,
+        look: {
+          state: seen.state,
+          ...(seen.percent === undefined ? {} : { percent: seen.percent }),
+          ...(seen.stateMessage ? { stateMessage: seen.stateMessage } : {}),
+          ...(seen.startTime ? { startTime: seen.startTime } : {}),
+        },
+        now,
+        timeoutMs: settings.itemOperationTimeoutSeconds * 1000,
+      });
+    }
+    const api = await csiOf();
+    if (!api)
+      return { ...previous, phase: 'Failed', error: 'no access to the cluster to follow the CSI snapshot' };
+    const ref = {
+      namespace: operation.resource.Namespace,
+      name: operation.resource.Name,
+      ...(signal ? { signal } : {}),
+    };
+    const snapshot = await api.readVolumeSnapshot(ref);
+    const contentName = snapshot.boundContentName;
+    let content = contentName
+      ? await api.readVolumeSnapshotContent({ name: contentName, ...(signal ? { signal } : {}) })
+      : undefined;
+    if (contentName && content && content.deletionPolicy !== 'Retain') {
+      // Velero keeps the snapshot for the backup's lifetime, whatever the class says.
+      await api.retainContent({ name: contentName, ...(signal ? { signal } : {}) });
+      content = { ...content, deletionPolicy: 'Retain' };
+    }
+    return csiOperationStatus({
+      operation,
+      previous,
+      snapshot,
+      ...(content ? { content } : {}),
+      now,
+      timeoutMs: settings.csiSnapshotTimeoutSeconds * 1000,
+    });
+  };
+  const entries = progress.operations;
+  const pending = entries.filter((e) => !isSettled(e.status));
+  await eachLimited(pending, deps.concurrency ?? 8, async (entry) => {
+    try {
+      entry.status = await look(entry.operation, entry.status);
+    } catch (error) {
+      // A transient failure leaves the operation as it was: the next look tries again, and the
+      // timeout still bounds it. A refusal settles it as failed.
+      if (error instanceof LifeboatError && error.retryable) return;
+      if (!(error instanceof LifeboatError)) throw error;
+      entry.status = { ...entry.status, phase: 'Failed', error: error.message, updated: now.toISOString() };
+    }
+  });
+  progress = { ...progress, polls: progress.polls + 1 };
+  await store.put(work.volumeOperations, JSON.stringify(progress), {
+    contentType: 'application/json',
+    ...(signal ? { signal } : {}),
+  });
+  const settled = entries.filter((e) => isSettled(e.status));
+  const stillPending = entries.filter((e) => !isSettled(e.status));
+  const oldest = Math.min(
+    ...stillPending.map((e) => new Date(e.operation.createdAt).getTime()),
+    now.getTime(),
+  );
+  return {
+    done: stillPending.length === 0,
+    total: entries.length,
+    completed: settled.filter((e) => e.status.phase === 'Completed').length,
+    failed: settled.filter((e) => e.status.phase === 'Failed').length,
+    pending: stillPending.length,
+    waitSeconds: nextPollSeconds({ waitedMs: now.getTime() - oldest, base: deps.pollSeconds ?? 10 }),
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * The backup's volume steps: the VolumeOperations function (re-entrant, one look per call at the
+ * EBS snapshots and CSI VolumeSnapshots the workers started) and the EC2 permissions of the
+ * cluster-reading role the workers and VolumeOperations share. EC2 is granted as narrowly as it
+ * allows: snapshots may only be created carrying the `velero.io/backup` tag, tags only while
+ * creating a snapshot, and the two Describe calls, which have no resource-level permissions, on
+ * `*`. Creating CSI VolumeSnapshots needs Kubernetes write access the reading role's EKS access
+ * policy does not give (see docs).
+ */
+import { Duration, Stack, Token, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
+import { stepFunction } from './step-function.js';
+
+export function backupVolumeFunctions(
+  scope: Construct,
+  options: { environment: Record<string, string>; clusterReaderRole: Role },
+): { volumeOperations: NodejsFunction } {
+  const stack = Stack.of(scope);
+  const role = options.clusterReaderRole;
+  // Re-entrant: one call looks at every operation once, the state machine waits between calls.
+  const volumeOperations = stepFunction(scope, 'VolumeOperations', {
+    memoryMb: 512,
+    timeout: Duration.minutes(5),
+    environment: options.environment,
+    role,
+  });
+  const volumes = stack.formatArn({ service: 'ec2', resource: 'volume', resourceName: '*' });
+  // EC2 snapshot ARNs carry no account.
+  const snapshots = stack.formatArn({ service: 'ec2', resource: 'snapshot', resourceName: '*', account: '' });
+  role.addToPrincipalPolicy(new PolicyStatement({ actions: ['ec2:CreateSnapshot'], resources: [volumes] }));
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: ['ec2:CreateSnapshot'],
+      resources: [snapshots],
+      conditions: { Null: { 'aws:RequestTag/velero.io/backup': 'false' } },
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: ['ec2:CreateTags'],
+      resources: [snapshots],
+      conditions: { StringEquals: { 'ec2:CreateAction': 'CreateSnapshot' } },
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({ actions: ['ec2:DescribeVolumes', 'ec2:DescribeSnapshots'], resources: ['*'] }),
+  );
+  const acknowledge = (id: string, reason: string): void => Validations.of(role).acknowledge({ id, reason });
+  acknowledge(
+    'AwsSolutions-IAM5[Resource::*]',
+    'ec2:DescribeVolumes and ec2:DescribeSnapshots have no resource-level permissions; X-Ray PutTraceSegments and PutTelemetryRecords neither',
+  );
+  // cdk-nag names a resource as the template has it: pseudo parameters for an environment-agnostic stack.
+  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+  acknowledge(
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${region}:${account}:volume/*]`,
+    'A backup snapshots the EBS volume behind any PV of the cluster; the volume ids come from the PVs',
+  );
+  acknowledge(
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${region}::snapshot/*]`,
+    'A backup creates snapshots whose ids do not exist yet; CreateSnapshot requires the velero.io/backup tag and CreateTags only applies while creating a snapshot',
+  );
+  return { volumeOperations };
+}
