@@ -45,7 +45,7 @@ export type PersistentVolumeAction =
   /** Not restored, an error of the restore. */
   | { readonly action: 'fail'; readonly reason: string };
 
-export interface PersistentVolumeFacts {
+export interface PvRestoreFacts {
   readonly name: string;
   readonly claimNamespace?: string;
   readonly reclaimPolicy?: string;
@@ -53,7 +53,7 @@ export interface PersistentVolumeFacts {
   readonly ebs: boolean;
 }
 
-export function persistentVolumeFactsOf(pv: Json): PersistentVolumeFacts {
+export function pvRestoreFactsOf(pv: Json): PvRestoreFacts {
   const spec = record(pv.spec);
   const claimNamespace = text(record(spec.claimRef).namespace);
   const reclaimPolicy = text(spec.persistentVolumeReclaimPolicy);
@@ -67,7 +67,7 @@ export function persistentVolumeFactsOf(pv: Json): PersistentVolumeFacts {
 
 /** Velero's decision for one backed-up PV (restore.go, by the volumes-info `backupMethod`). */
 export function persistentVolumeAction(options: {
-  pv: PersistentVolumeFacts;
+  pv: PvRestoreFacts;
   info?: BackupVolumeInfo;
   restorePVs?: boolean | null;
   namespaceMapping?: Readonly<Record<string, string>>;
@@ -101,7 +101,7 @@ export function persistentVolumeAction(options: {
 }
 
 function nativeSnapshotAction(options: {
-  pv: PersistentVolumeFacts;
+  pv: PvRestoreFacts;
   info: BackupVolumeInfo;
   restorePVs?: boolean | null;
   namespaceMapping?: Readonly<Record<string, string>>;
@@ -233,7 +233,7 @@ export function planVolumeRestore(options: {
   }
 
   for (const pv of options.pvs) {
-    const facts = persistentVolumeFactsOf(pv);
+    const facts = pvRestoreFactsOf(pv);
     const info = byPv.get(facts.name);
     const action = persistentVolumeAction({
       pv: facts,

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type PersistentVolumeAction,
-  type PersistentVolumeFacts,
+  type PvRestoreFacts,
   persistentVolumeAction,
   planVolumeRestore,
   VOLUME_SNAPSHOT_CONTENTS,
@@ -13,7 +13,7 @@ import type { BackupVolumeInfo } from '../../../../shared/domain/volume-info-sha
 type Obj = Record<string, unknown>;
 const specOf = (o: Obj | undefined): Obj => (o?.spec ?? {}) as Obj;
 
-const ebsPv: PersistentVolumeFacts = {
+const ebsPv: PvRestoreFacts = {
   name: 'pv-1',
   claimNamespace: 'shop',
   reclaimPolicy: 'Delete',
