@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { backupItemBlocks, recordDeadLetter } from '../../functions/backup-item-block/backup-item-block.js';
 import { collectItems } from '../../functions/collect-items/collect-items.js';
 import { finalizeBackup } from '../../functions/finalize-backup/finalize-backup.js';
@@ -16,6 +17,7 @@ import { validateBackup } from '../../functions/validate-backup/validate-backup.
 import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import {
+  type ExecutionEvent,
   type JsonValue,
   runLocalStateMachine,
   substitute,
@@ -34,6 +36,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
+import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const BACKUP_DEFINITION = join(here, '..', '..', 'statemachines', 'backup.asl.json');
@@ -55,19 +58,33 @@ export interface LocalBackupOptions {
   readonly onProgress?: (event: ProgressEvent) => void;
   /** Wraps the worker, e.g. for fault tests; the default runs it unchanged. */
   readonly wrapWorker?: (worker: (body: string) => Promise<void>) => (body: string) => Promise<void>;
+  /** The execution's history, event by event (states entered and exited, Map iterations). */
+  readonly onExecutionEvent?: (event: ExecutionEvent) => void;
   /** Exec for hooks; unset: through the cluster's own kubeconfig (a KubernetesCluster's). */
   readonly podExec?: PodExec;
   /** How long a worker runs one message's hooks before leaving blocks to the hook runner. */
   readonly inlineHookLimitSeconds?: number;
+  /**
+   * The hook runner's task, run as a child process: variables that reach a store other than a
+   * directory (LIFEBOAT_BUCKET, AWS_*), and the kubeconfig (unset: the cluster's own).
+   */
+  readonly hookRunner?: {
+    readonly storeEnvironment?: Record<string, string>;
+    readonly kubeConfig?: KubeConfig;
+  };
+}
+
+function kubeConfigOf(options: LocalBackupOptions): KubeConfig {
+  if (options.hookRunner?.kubeConfig) return options.hookRunner.kubeConfig;
+  if (options.cluster instanceof KubernetesCluster) return options.cluster.kubeConfig;
+  throw new LifeboatError('hooks need a Kubernetes cluster reached through a kubeconfig');
 }
 
 /** Hooks run in the backed-up cluster, reached with the same credentials as its listing. */
 function podExecOf(options: LocalBackupOptions): () => Promise<PodExec> {
   return async () => {
     if (options.podExec) return options.podExec;
-    if (options.cluster instanceof KubernetesCluster)
-      return new KubernetesPodExec(options.cluster.kubeConfig);
-    throw new LifeboatError('hooks need a Kubernetes cluster reached through a kubeconfig');
+    return new KubernetesPodExec(kubeConfigOf(options));
   };
 }
 
@@ -77,6 +94,12 @@ export const LOCAL_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   CollectItemsFunctionArn: 'arn:aws:lambda:local:000000000000:function:CollectItems',
   FinalizeBackupFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeBackup',
   RecordBackupFailureFunctionArn: 'arn:aws:lambda:local:000000000000:function:RecordBackupFailure',
+  // The hook runner's task: run locally as a child process (hook-runner-process.ts).
+  HookRunnerClusterArn: 'arn:aws:ecs:local:000000000000:cluster/lifeboat-local',
+  HookRunnerTaskDefinitionArn: 'arn:aws:ecs:local:000000000000:task-definition/lifeboat-hook-runner:1',
+  HookRunnerSubnetIds: 'subnet-local',
+  HookRunnerSecurityGroupId: 'sg-local',
+  HookRunnerAssignPublicIp: 'DISABLED',
 };
 
 export async function runLocalBackup(request: unknown, options: LocalBackupOptions): Promise<JsonValue> {
@@ -135,6 +158,19 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
       progress({ type: 'collected', blocks: summary.blocks, items: summary.items });
       return (await done) as JsonValue;
     },
+    RunLongHookBlock: async (input) => {
+      progress({ type: 'state', state: 'RunLongHookBlock' });
+      // The same RunTask request Step Functions would send: its container override drives the run.
+      await runHookRunnerProcess({
+        environment: containerEnvironment(input),
+        storeLocation: store.location,
+        ...(options.hookRunner?.storeEnvironment
+          ? { storeEnvironment: options.hookRunner.storeEnvironment }
+          : {}),
+        kubeConfig: kubeConfigOf(options),
+      });
+      return { StopCode: 'EssentialContainerExited', LastStatus: 'STOPPED' };
+    },
     FinalizeBackup: async (input) => {
       progress({ type: 'state', state: 'FinalizeBackup' });
       const { run } = (input ?? {}) as { run?: unknown };
@@ -159,6 +195,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
       handlers,
       executionName: runId,
       taskToken,
+      ...(options.onExecutionEvent ? { onEvent: options.onExecutionEvent } : {}),
     });
   } finally {
     // Let in-flight workers settle, but never wait on a stuck one.

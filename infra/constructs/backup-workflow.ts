@@ -14,6 +14,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
 export const BACKUP_DEFINITION_FILE = join(ROOT, 'statemachines', 'backup.asl.json');
@@ -24,8 +25,11 @@ export function backupSubstitutions(functions: {
   collect: IFunction;
   finalize: IFunction;
   recordFailure: IFunction;
+  /** The hook runner's `${HookRunner…}` values (HookRunner.substitutions()). */
+  hookRunner: Record<string, string>;
 }): Record<string, string> {
   return {
+    ...functions.hookRunner,
     ValidateBackupFunctionArn: functions.validate.functionArn,
     CollectItemsFunctionArn: functions.collect.functionArn,
     FinalizeBackupFunctionArn: functions.finalize.functionArn,
@@ -40,6 +44,10 @@ export interface BackupWorkflowProps {
   readonly clusters: readonly string[];
   readonly prefix?: string;
   readonly itemBlocksTimeout?: Duration;
+  /** How long a worker runs one message's hooks before leaving its blocks to the hook runner. */
+  readonly inlineHookLimit?: Duration;
+  /** Where hook runner tasks run (see HookRunnerProps). */
+  readonly hookRunnerVpc?: HookRunnerProps['vpc'];
 }
 
 export class BackupWorkflow extends Construct {
@@ -47,6 +55,7 @@ export class BackupWorkflow extends Construct {
   readonly queue: Queue;
   readonly deadLetters: Queue;
   readonly clusterReaderRole: Role;
+  readonly hookRunner: HookRunner;
 
   constructor(scope: Construct, id: string, props: BackupWorkflowProps) {
     super(scope, id);
@@ -69,7 +78,8 @@ export class BackupWorkflow extends Construct {
       encryption: QueueEncryption.KMS,
       encryptionMasterKey: props.key,
       enforceSSL: true,
-      visibilityTimeout: Duration.minutes(6),
+      // Past the worker's own timeout, as Lambda requires of an event source queue.
+      visibilityTimeout: Duration.minutes(16),
       deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: 3 },
     });
 
@@ -83,6 +93,7 @@ export class BackupWorkflow extends Construct {
       LIFEBOAT_PREFIX: props.prefix ?? '',
       ITEM_BLOCK_QUEUE_URL: this.queue.queueUrl,
       ITEM_BLOCKS_TIMEOUT_SECONDS: String((props.itemBlocksTimeout ?? Duration.hours(1)).toSeconds()),
+      LIFEBOAT_INLINE_HOOK_LIMIT_SECONDS: String((props.inlineHookLimit ?? Duration.minutes(10)).toSeconds()),
       NODE_OPTIONS: '--enable-source-maps',
     };
     const fn = (name: string, options: { memoryMb: number; timeout: Duration; role?: Role }) =>
@@ -93,9 +104,10 @@ export class BackupWorkflow extends Construct {
       timeout: Duration.minutes(15),
       role: this.clusterReaderRole,
     });
+    // Hooks run in the worker up to the inline limit (10 min by default); longer ones go to the hook runner.
     const worker = fn('BackupItemBlock', {
       memoryMb: 1024,
-      timeout: Duration.minutes(1),
+      timeout: Duration.minutes(15),
       role: this.clusterReaderRole,
     });
     const deadLetterFn = fn('ItemBlockDeadLetters', { memoryMb: 512, timeout: Duration.minutes(1) });
@@ -122,12 +134,29 @@ export class BackupWorkflow extends Construct {
       role: this.clusterReaderRole,
       clusters: props.clusters,
       accessPolicy: 'AmazonEKSAdminViewPolicy',
+      // Workers exec hooks into pods: EKS has no access policy for exec alone, so a group the
+      // cluster's RBAC binds to pods/exec (docs/backup-hooks.md).
+      kubernetesGroups: [HOOK_EXEC_GROUP],
+    });
+    this.hookRunner = new HookRunner(this, 'HookRunner', {
+      bucket: props.bucket,
+      key: props.key,
+      clusters: props.clusters,
+      ...(props.prefix ? { prefix: props.prefix } : {}),
+      ...(props.hookRunnerVpc ? { vpc: props.hookRunnerVpc } : {}),
     });
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: BACKUP_DEFINITION_FILE,
-      substitutions: backupSubstitutions({ validate, collect, finalize, recordFailure }),
+      substitutions: backupSubstitutions({
+        validate,
+        collect,
+        finalize,
+        recordFailure,
+        hookRunner: this.hookRunner.substitutions(),
+      }),
       invokes: [validate, collect, finalize, recordFailure],
     });
+    this.hookRunner.grantRun(this.stateMachine);
   }
 }

@@ -114,18 +114,22 @@ export function grantStorage(
   );
 }
 
-/** Lets a role reach EKS clusters by name: DescribeCluster and an access entry with the policy. */
+/**
+ * Lets a role reach EKS clusters by name: DescribeCluster and an access entry with the policy
+ * (if any) and Kubernetes groups (bound by RBAC in the cluster, e.g. for pod exec).
+ */
 export function clusterAccess(
   scope: Construct,
   options: {
-    role: Role;
+    role: IRole;
     clusters: readonly string[];
-    accessPolicy: 'AmazonEKSAdminViewPolicy' | 'AmazonEKSClusterAdminPolicy';
+    accessPolicy?: 'AmazonEKSAdminViewPolicy' | 'AmazonEKSClusterAdminPolicy';
+    kubernetesGroups?: readonly string[];
   },
 ): void {
   const stack = Stack.of(scope);
   if (options.clusters.length === 0) return;
-  options.role.addToPolicy(
+  options.role.addToPrincipalPolicy(
     new PolicyStatement({
       actions: ['eks:DescribeCluster'],
       resources: options.clusters.map((c) =>
@@ -138,12 +142,15 @@ export function clusterAccess(
       clusterName,
       principalArn: options.role.roleArn,
       type: 'STANDARD',
-      accessPolicies: [
-        {
-          policyArn: `arn:aws:eks::aws:cluster-access-policy/${options.accessPolicy}`,
-          accessScope: { type: 'cluster' },
-        },
-      ],
+      ...(options.kubernetesGroups?.length ? { kubernetesGroups: [...options.kubernetesGroups] } : {}),
+      accessPolicies: options.accessPolicy
+        ? [
+            {
+              policyArn: `arn:aws:eks::aws:cluster-access-policy/${options.accessPolicy}`,
+              accessScope: { type: 'cluster' },
+            },
+          ]
+        : [],
     });
   }
 }

@@ -9,6 +9,10 @@ import { LifeboatError } from '../domain/errors.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
+/** One event of the execution's history (state entered/exited, Map iteration started, …). */
+export type ExecutionEvent =
+  ReturnType<StateMachine['run']>['eventLogs'] extends AsyncGenerator<infer E> ? E : never;
+
 export interface LocalExecutionFailure {
   readonly error: string;
   readonly cause: string;
@@ -41,6 +45,8 @@ export async function runLocalStateMachine(options: {
   handlers: Readonly<Record<string, (input: JsonValue) => Promise<JsonValue>>>;
   executionName: string;
   taskToken: string;
+  /** Receives the execution's history, event by event (the local GetExecutionHistory). */
+  onEvent?: (event: ExecutionEvent) => void;
 }): Promise<JsonValue> {
   const definition = JSON.parse(options.definition) as ConstructorParameters<typeof StateMachine>[0];
   // The definitions are validated by the statemachines tests; compiling the validator on every
@@ -54,9 +60,19 @@ export async function runLocalStateMachine(options: {
       Task: { Token: options.taskToken },
     },
   });
+  const onEvent = options.onEvent;
+  const history = onEvent
+    ? (async () => {
+        for await (const event of execution.eventLogs) onEvent(event);
+      })()
+    : undefined;
   try {
-    return (await execution.result) as JsonValue;
+    const output = (await execution.result) as JsonValue;
+    // The history ends with the execution's end event: every event has been seen.
+    await history;
+    return output;
   } catch (error) {
+    await history?.catch(() => undefined);
     if (error instanceof ExecutionError) {
       const cause = (error as { cause?: unknown }).cause as
         | { name?: string; message?: string; cause?: string }

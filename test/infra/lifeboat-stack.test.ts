@@ -99,6 +99,63 @@ describe('the Lifeboat stack', () => {
       VolumeOperationsFunctionArn: expect.anything(),
       FinalizeBackupFunctionArn: expect.anything(),
       RecordBackupFailureFunctionArn: expect.anything(),
+      HookRunnerClusterArn: expect.anything(),
+      HookRunnerTaskDefinitionArn: expect.anything(),
+      HookRunnerSubnetIds: expect.anything(),
+      HookRunnerSecurityGroupId: expect.anything(),
+      HookRunnerAssignPublicIp: 'ENABLED',
+    });
+  });
+
+  it('runs long hooks on an ARM64 Fargate task whose role reaches only the bucket, its key and pod exec', () => {
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      RequiresCompatibilities: ['FARGATE'],
+      RuntimePlatform: { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' },
+      ContainerDefinitions: [
+        Match.objectLike({
+          Name: 'hook-runner',
+          ReadonlyRootFilesystem: true,
+          LogConfiguration: Match.objectLike({ LogDriver: 'awslogs' }),
+        }),
+      ],
+    });
+    // The workers' and the task's access entries carry the group the cluster's RBAC binds to pods/exec.
+    const entries = Object.values(template.findResources('AWS::EKS::AccessEntry')).filter((e) =>
+      (e.Properties.KubernetesGroups ?? []).includes('lifeboat:hook-exec'),
+    );
+    expect(entries).toHaveLength(2);
+    const taskEntry = entries.find((e) => (e.Properties.AccessPolicies ?? []).length === 0);
+    expect(taskEntry).toBeDefined();
+    // The task role: S3 and KMS grants, DescribeCluster, nothing else.
+    const taskRoles = Object.entries(template.findResources('AWS::IAM::Role')).filter(([, r]) =>
+      JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('ecs-tasks.amazonaws.com'),
+    );
+    const policies = Object.values(template.findResources('AWS::IAM::Policy'));
+    const taskRole = taskRoles.find(([id]) =>
+      policies.some(
+        (p) =>
+          JSON.stringify(p.Properties.Roles).includes(id) &&
+          JSON.stringify(p).includes('eks:DescribeCluster'),
+      ),
+    );
+    expect(taskRole).toBeDefined();
+    const actions = policies
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes(taskRole?.[0] ?? '?'))
+      .flatMap((p) =>
+        p.Properties.PolicyDocument.Statement.flatMap((s: { Action: string | string[] }) => s.Action),
+      );
+    for (const action of actions) expect(action).toMatch(/^(s3|kms|eks):/);
+    expect(actions).toContain('eks:DescribeCluster');
+    // The state machine may run exactly this task definition, and pass only its roles.
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: 'ecs:RunTask',
+            Condition: { ArnEquals: { 'ecs:cluster': Match.anyValue() } },
+          }),
+        ]),
+      },
     });
   });
 

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BACKUP_DEFINITION, LOCAL_FUNCTION_ARNS } from '../../cli/local/backup-runtime.js';
 import { LOCAL_RESTORE_FUNCTION_ARNS, RESTORE_DEFINITION } from '../../cli/local/restore-runtime.js';
 import { BACKUP_DEFINITION_FILE, backupSubstitutions } from '../../infra/constructs/backup-workflow.js';
+import { HOOK_RUNNER_CONTAINER, hookRunnerSubstitutions } from '../../infra/constructs/hook-runner.js';
 import { RESTORE_DEFINITION_FILE, restoreSubstitutions } from '../../infra/constructs/restore-workflow.js';
 import {
   ExecutionFailed,
@@ -43,6 +44,10 @@ const AWS_ERRORS = new Set([
   'Lambda.TooManyRequestsException',
   'Lambda.SdkClientException',
   'Lambda.AWSLambdaException',
+  // ecs:runTask.sync: the ECS API's exceptions, and a RunTask answer with Failures.
+  'ECS.AmazonECSException',
+  'ECS.ServerException',
+  'AmazonECS.Unknown',
 ]);
 
 function ourErrorNames(): Set<string> {
@@ -78,6 +83,13 @@ describe('statemachines/backup.asl.json', () => {
       collect: f('c'),
       finalize: f('f'),
       recordFailure: f('r'),
+      hookRunner: hookRunnerSubstitutions({
+        clusterArn: 'arn:aws:ecs:us-east-1:123456789012:cluster/c',
+        taskDefinitionArn: 'arn:aws:ecs:us-east-1:123456789012:task-definition/t:1',
+        subnetIds: 'subnet-1,subnet-2',
+        securityGroupId: 'sg-1',
+        assignPublicIp: true,
+      }),
     });
     expect(Object.keys(infra).sort()).toEqual(placeholders);
     expect(Object.keys(LOCAL_FUNCTION_ARNS).sort()).toEqual(placeholders);
@@ -98,7 +110,7 @@ describe('statemachines/backup.asl.json', () => {
   });
 
   it('sends every failure after validation to RecordBackupFailure', () => {
-    for (const name of ['CollectItems', 'VolumeOperations', 'FinalizeBackup']) {
+    for (const name of ['CollectItems', 'LongHookBlocks', 'VolumeOperations', 'FinalizeBackup']) {
       const catches = definition.States[name]?.Catch as { ErrorEquals: string[]; Next: string }[];
       expect(catches).toContainEqual(
         expect.objectContaining({ ErrorEquals: ['States.ALL'], Next: 'RecordBackupFailure' }),
@@ -411,6 +423,71 @@ describe('the backup flow', () => {
 
   it('ends with FinalizeBackup output', async () => {
     await expect(execute(handlers())).resolves.toEqual({ name: 'b', phase: 'Completed' });
+  });
+
+  it('runs one hook runner task per ItemBlock left for a long hook run, with the run and the block as its input, before finalizing', async () => {
+    const calls: string[] = [];
+    const tasks: JsonValue[] = [];
+    const h = {
+      ...handlers({
+        CollectItems: async () => ({
+          messages: 2,
+          blocks: 3,
+          items: 9,
+          volumeOperations: [],
+          longHookBlocks: ['m-1/b-1', 'm-2/b-3'],
+        }),
+        FinalizeBackup: async () => {
+          calls.push('FinalizeBackup');
+          return { name: 'b', phase: 'Completed' };
+        },
+      }),
+      RunLongHookBlock: async (input: JsonValue) => {
+        calls.push('RunLongHookBlock');
+        tasks.push(input);
+        return { StopCode: 'EssentialContainerExited' };
+      },
+    };
+    await expect(execute(h)).resolves.toEqual({ name: 'b', phase: 'Completed' });
+    expect(calls).toEqual(['RunLongHookBlock', 'RunLongHookBlock', 'FinalizeBackup']);
+    const overrides = tasks.map(
+      (t) =>
+        (t as { Overrides: { ContainerOverrides: { Name: string; Environment: unknown[] }[] } }).Overrides,
+    );
+    expect(overrides.map((o) => o.ContainerOverrides[0]?.Environment).sort()).toEqual([
+      [{ Name: 'LIFEBOAT_HOOK_RUN', Value: JSON.stringify({ run, block: 'm-1/b-1' }) }],
+      [{ Name: 'LIFEBOAT_HOOK_RUN', Value: JSON.stringify({ run, block: 'm-2/b-3' }) }],
+    ]);
+    expect(overrides[0]?.ContainerOverrides[0]?.Name).toBe(HOOK_RUNNER_CONTAINER);
+    expect(tasks[0]).toMatchObject({
+      LaunchType: 'FARGATE',
+      Cluster: LOCAL_FUNCTION_ARNS.HookRunnerClusterArn,
+      TaskDefinition: LOCAL_FUNCTION_ARNS.HookRunnerTaskDefinitionArn,
+      NetworkConfiguration: {
+        AwsvpcConfiguration: { Subnets: ['subnet-local'], SecurityGroups: ['sg-local'] },
+      },
+    });
+  });
+
+  it('starts no hook runner task when no block was left for one', async () => {
+    let ran = 0;
+    const h = {
+      ...handlers({
+        CollectItems: async () => ({
+          messages: 1,
+          blocks: 1,
+          items: 1,
+          volumeOperations: [],
+          longHookBlocks: [],
+        }),
+      }),
+      RunLongHookBlock: async () => {
+        ran++;
+        return {};
+      },
+    };
+    await expect(execute(h)).resolves.toEqual({ name: 'b', phase: 'Completed' });
+    expect(ran).toBe(0);
   });
 
   it('ends FailedValidation with the problems as cause', async () => {

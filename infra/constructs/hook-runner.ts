@@ -1,0 +1,213 @@
+/**
+ * The hook runner: a Fargate task (ARM64, functions/hook-runner/Dockerfile) that the backup state
+ * machine starts with `ecs:runTask.sync` for each ItemBlock whose hooks may outlast a Lambda.
+ * Its role may read and write the backup bucket, use its key, describe the clusters and, through
+ * an EKS access entry with the hook-exec Kubernetes group, exec into pods (RBAC in the cluster
+ * binds that group; see docs/backup-hooks.md) — nothing else. Without a VPC given, a small one
+ * with public subnets only (no NAT gateway, nothing billed while idle) and flow logs is created;
+ * the task's security group allows HTTPS out only.
+ */
+import { Fn, IgnoreMode, Stack, Validations } from 'aws-cdk-lib';
+import {
+  FlowLogDestination,
+  type IVpc,
+  Peer,
+  Port,
+  SecurityGroup,
+  type SubnetSelection,
+  SubnetType,
+  Vpc,
+} from 'aws-cdk-lib/aws-ec2';
+import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
+import {
+  Cluster,
+  ContainerImage,
+  ContainerInsights,
+  CpuArchitecture,
+  FargateTaskDefinition,
+  LogDrivers,
+  OperatingSystemFamily,
+} from 'aws-cdk-lib/aws-ecs';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { Key } from 'aws-cdk-lib/aws-kms';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { clusterAccess, ROOT } from './step-function.js';
+
+/** The Kubernetes group whose members may exec into pods for hooks (bound by the cluster's RBAC). */
+export const HOOK_EXEC_GROUP = 'lifeboat:hook-exec';
+/** The container name the state machine's override names. */
+export const HOOK_RUNNER_CONTAINER = 'hook-runner';
+
+export interface HookRunnerProps {
+  readonly bucket: Bucket;
+  readonly key: Key;
+  readonly clusters: readonly string[];
+  readonly prefix?: string;
+  /** Where tasks run; unset: a VPC of public subnets is created and tasks get a public IP. */
+  readonly vpc?: IVpc;
+  /** Subnets of the given VPC (default: its private subnets with egress, no public IP). */
+  readonly vpcSubnets?: SubnetSelection;
+}
+
+export class HookRunner extends Construct {
+  readonly cluster: Cluster;
+  readonly taskDefinition: FargateTaskDefinition;
+  readonly securityGroup: SecurityGroup;
+  readonly subnetIds: readonly string[];
+  readonly assignPublicIp: boolean;
+
+  constructor(scope: Construct, id: string, props: HookRunnerProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const vpc =
+      props.vpc ??
+      new Vpc(this, 'Vpc', {
+        maxAzs: 2,
+        natGateways: 0,
+        subnetConfiguration: [{ name: 'tasks', subnetType: SubnetType.PUBLIC }],
+        flowLogs: { all: { destination: FlowLogDestination.toCloudWatchLogs() } },
+      });
+    this.assignPublicIp = props.vpc === undefined;
+    const subnets = vpc.selectSubnets(
+      props.vpcSubnets ?? { subnetType: props.vpc ? SubnetType.PRIVATE_WITH_EGRESS : SubnetType.PUBLIC },
+    );
+    this.subnetIds = subnets.subnetIds;
+    this.securityGroup = new SecurityGroup(this, 'TaskSecurityGroup', {
+      vpc,
+      allowAllOutbound: false,
+      description: 'Lifeboat hook runner: HTTPS to S3, EKS, STS, ECR and CloudWatch Logs',
+    });
+    this.securityGroup.addEgressRule(Peer.anyIpv4(), Port.tcp(443), 'HTTPS to AWS APIs and the EKS endpoint');
+    this.cluster = new Cluster(this, 'Cluster', { vpc, containerInsightsV2: ContainerInsights.ENABLED });
+
+    const taskRole = new Role(this, 'TaskRole', {
+      assumedBy: new ServicePrincipal('ecs-tasks.amazonaws.com'),
+      description: 'Lifeboat hook runner: backs up ItemBlocks whose hooks outlast a Lambda',
+    });
+    props.bucket.grantReadWrite(taskRole);
+    props.key.grantEncryptDecrypt(taskRole);
+    clusterAccess(this, { role: taskRole, clusters: props.clusters, kubernetesGroups: [HOOK_EXEC_GROUP] });
+
+    this.taskDefinition = new FargateTaskDefinition(this, 'Task', {
+      cpu: 256,
+      memoryLimitMiB: 512,
+      runtimePlatform: {
+        cpuArchitecture: CpuArchitecture.ARM64,
+        operatingSystemFamily: OperatingSystemFamily.LINUX,
+      },
+      taskRole,
+    });
+    const logGroup = new LogGroup(this, 'Logs', {
+      logGroupName: `/ecs/${stack.stackName}-hook-runner`,
+      retention: RetentionDays.ONE_MONTH,
+    });
+    this.taskDefinition.addContainer(HOOK_RUNNER_CONTAINER, {
+      image: ContainerImage.fromAsset(ROOT, {
+        file: 'functions/hook-runner/Dockerfile',
+        platform: Platform.LINUX_ARM64,
+        // Only what the image is built from; the rest of the repository never reaches the asset.
+        ignoreMode: IgnoreMode.DOCKER,
+        exclude: ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!shared', '!functions'],
+      }),
+      essential: true,
+      logging: LogDrivers.awsLogs({ streamPrefix: 'hook-runner', logGroup }),
+      environment: {
+        AWS_REGION: stack.region,
+        LIFEBOAT_BUCKET: props.bucket.bucketName,
+        LIFEBOAT_PREFIX: props.prefix ?? '',
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      readonlyRootFilesystem: true,
+    });
+
+    const acknowledge = (id: string, reason: string): void =>
+      Validations.of(this).acknowledge({ id, reason });
+    acknowledge(
+      'AwsSolutions-ECS2',
+      'The variables name the bucket, prefix and region only; the input arrives as a container override',
+    );
+    acknowledge(
+      'AwsSolutions-IAM5[Resource::*]',
+      'ecr:GetAuthorizationToken (image pull by the execution role) has no resource-level permissions',
+    );
+  }
+
+  /** Lets the state machine run the task and wait for it (`ecs:runTask.sync`). */
+  grantRun(machine: StateMachine): void {
+    const stack = Stack.of(this);
+    machine.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['ecs:RunTask'],
+        resources: [this.taskDefinition.taskDefinitionArn],
+        conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
+      }),
+    );
+    machine.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['ecs:StopTask', 'ecs:DescribeTasks'],
+        resources: [
+          stack.formatArn({
+            service: 'ecs',
+            resource: 'task',
+            resourceName: `${this.cluster.clusterName}/*`,
+          }),
+        ],
+      }),
+    );
+    machine.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [this.taskDefinition.taskRole.roleArn, this.taskDefinition.obtainExecutionRole().roleArn],
+      }),
+    );
+    // The managed rule through which Step Functions learns that a task stopped (.sync).
+    machine.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+        resources: [
+          stack.formatArn({
+            service: 'events',
+            resource: 'rule',
+            resourceName: 'StepFunctionsGetEventsForECSTaskRule',
+          }),
+        ],
+      }),
+    );
+    Validations.of(machine).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${stack.region}:${stack.account}:task/<${stack.getLogicalId(this.cluster.node.defaultChild as never)}>/*]`,
+      reason: 'The hook runner tasks of this cluster: their ids exist only once started',
+    });
+  }
+
+  /** The values of the state machine's `${HookRunner…}` placeholders. */
+  substitutions(): Record<string, string> {
+    return hookRunnerSubstitutions({
+      clusterArn: this.cluster.clusterArn,
+      taskDefinitionArn: this.taskDefinition.taskDefinitionArn,
+      subnetIds: Fn.join(',', [...this.subnetIds]),
+      securityGroupId: this.securityGroup.securityGroupId,
+      assignPublicIp: this.assignPublicIp,
+    });
+  }
+}
+
+/** The `${HookRunner…}` placeholders of backup.asl.json (RunLongHookBlock) and what fills each. */
+export function hookRunnerSubstitutions(values: {
+  clusterArn: string;
+  taskDefinitionArn: string;
+  /** Comma-separated: the state machine splits them (States.StringSplit). */
+  subnetIds: string;
+  securityGroupId: string;
+  assignPublicIp: boolean;
+}): Record<string, string> {
+  return {
+    HookRunnerClusterArn: values.clusterArn,
+    HookRunnerTaskDefinitionArn: values.taskDefinitionArn,
+    HookRunnerSubnetIds: values.subnetIds,
+    HookRunnerSecurityGroupId: values.securityGroupId,
+    HookRunnerAssignPublicIp: values.assignPublicIp ? 'ENABLED' : 'DISABLED',
+  };
+}
