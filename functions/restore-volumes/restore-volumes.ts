@@ -11,6 +11,7 @@
  * volume settled or `itemOperationTimeout` (Velero's, 4h by default) passed since the first call.
  * No Lambda is held for the whole wait.
  */
+import { createHash } from 'node:crypto';
 import { restoreRequest } from '../../shared/contracts/restore-request.js';
 import { plannedItem, type RestoreRun } from '../../shared/contracts/restore-run.js';
 import {
@@ -119,6 +120,11 @@ export async function restoreVolumes(
             tags,
             // Velero's AWS_CLUSTER_NAME: the volume belongs to the cluster it is restored into.
             clusterName: run.cluster,
+            // One token per restore attempt and PV: the SDK's own retries never make a second volume.
+            clientToken: createHash('sha256')
+              .update(`${run.runId}/${volume.pvName}`)
+              .digest('hex')
+              .slice(0, 64),
             ...signal,
           })
         ).volumeId;

@@ -265,6 +265,7 @@ export class EbsSnapshotter implements Snapshotter {
     kmsKeyId?: string;
     tags?: readonly Tag[];
     clusterName?: string;
+    clientToken?: string;
     signal?: AbortSignal;
   }): Promise<{ volumeId: string }> {
     const snapshot = await this.describeSnapshot(options.snapshotId, {
@@ -281,6 +282,7 @@ export class EbsSnapshotter implements Snapshotter {
     try {
       res = await this.client.send(
         new CreateVolumeCommand({
+          ...(options.clientToken ? { ClientToken: options.clientToken } : {}),
           SnapshotId: options.snapshotId,
           AvailabilityZone: options.availabilityZone,
           ...(options.volumeType ? { VolumeType: options.volumeType as VolumeType } : {}),

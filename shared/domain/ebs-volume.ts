@@ -120,15 +120,18 @@ export function restoredVolumeTags(options: {
   clusterName?: string;
   extra?: readonly Tag[];
 }): Tag[] {
+  // Ownership and the caller's tags come first: a retried step finds its volume by them, so they
+  // are never the ones cut at EC2's tag limit; the snapshot's own tags fill what room is left.
   const tags = new Map<string, string>();
   if (options.clusterName) {
     tags.set(`kubernetes.io/cluster/${options.clusterName}`, 'owned');
     tags.set('KubernetesCluster', options.clusterName);
   }
+  for (const tag of options.extra ?? []) if (!isReserved(tag.key)) tags.set(tag.key, tag.value);
   for (const tag of options.snapshotTags) {
+    if (tags.size >= MAX_TAGS) break;
     if (isReserved(tag.key) || (options.clusterName && isClusterOwnership(tag.key))) continue;
     if (!tags.has(tag.key)) tags.set(tag.key, tag.value);
   }
-  for (const tag of options.extra ?? []) if (!isReserved(tag.key)) tags.set(tag.key, tag.value);
   return [...tags].slice(0, MAX_TAGS).map(([key, value]) => ({ key, value }));
 }

@@ -77,6 +77,8 @@ export interface Snapshotter {
     tags?: readonly Tag[];
     /** Rewrites the cluster ownership tags for this cluster (Velero's AWS_CLUSTER_NAME). */
     clusterName?: string;
+    /** EC2's idempotency token: a request the SDK repeats after a lost answer makes no second volume. */
+    clientToken?: string;
     signal?: AbortSignal;
   }): Promise<{ volumeId: string }>;
   /**

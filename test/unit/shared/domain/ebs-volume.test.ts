@@ -157,8 +157,20 @@ describe('tags of a volume re-created from a snapshot', () => {
     ).toEqual([
       { key: 'kubernetes.io/cluster/dr', value: 'owned' },
       { key: 'KubernetesCluster', value: 'dr' },
-      { key: 'velero.io/backup', value: 'nightly' },
       { key: 'Name', value: 'restored' },
+      { key: 'velero.io/backup', value: 'nightly' },
     ]);
+  });
+
+  it("keep the extra tags a retry finds the volume by, cutting the snapshot's at EC2's limit", () => {
+    const many = Array.from({ length: 60 }, (_, i) => ({ key: `team-${i}`, value: 'x' }));
+    const extra = [
+      { key: 'velero.io/restore', value: 'r1' },
+      { key: 'velero.io/pv', value: 'pv-1' },
+    ];
+    const tags = restoredVolumeTags({ snapshotTags: many, clusterName: 'dr', extra });
+    expect(tags).toHaveLength(50);
+    expect(tags).toEqual(expect.arrayContaining(extra));
+    expect(tags).toContainEqual({ key: 'kubernetes.io/cluster/dr', value: 'owned' });
   });
 });
