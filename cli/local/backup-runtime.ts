@@ -14,7 +14,9 @@ import { collectItems } from '../../functions/collect-items/collect-items.js';
 import { finalizeBackup } from '../../functions/finalize-backup/finalize-backup.js';
 import { recordBackupFailure } from '../../functions/record-backup-failure/record-backup-failure.js';
 import { validateBackup } from '../../functions/validate-backup/validate-backup.js';
+import { volumeOperations } from '../../functions/volume-operations/volume-operations.js';
 import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
+import { KubernetesCsiSnapshots } from '../../shared/adapters/kubernetes-csi-snapshots.js';
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import {
   type ExecutionEvent,
@@ -34,8 +36,10 @@ import {
 import { LifeboatError } from '../../shared/domain/errors.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster } from '../../shared/ports/cluster.js';
+import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
+import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -62,6 +66,12 @@ export interface LocalBackupOptions {
   readonly onExecutionEvent?: (event: ExecutionEvent) => void;
   /** Exec for hooks; unset: through the cluster's own kubeconfig (a KubernetesCluster's). */
   readonly podExec?: PodExec;
+  /** EC2 for native EBS snapshots of the cluster's PVs; unset: such snapshots fail, saying so. */
+  readonly snapshotter?: Snapshotter;
+  /** CSI snapshots on the cluster; unset: through the cluster itself (a KubernetesCluster), false: none. */
+  readonly csiSnapshots?: CsiSnapshots | false;
+  /** The first wait between looks at volume operations (deployed: 10 s). */
+  readonly volumePollSeconds?: number;
   /** How long a worker runs one message's hooks before leaving blocks to the hook runner. */
   readonly inlineHookLimitSeconds?: number;
   /**
@@ -88,10 +98,29 @@ function podExecOf(options: LocalBackupOptions): () => Promise<PodExec> {
   };
 }
 
+/** Native snapshots through the given EC2; CSI through the cluster's own API unless turned off. */
+function volumeDepsOf(options: LocalBackupOptions): {
+  snapshotter?: Snapshotter;
+  csiFor?: (cluster: string) => Promise<CsiSnapshots>;
+} {
+  const csi =
+    options.csiSnapshots === false
+      ? undefined
+      : (options.csiSnapshots ??
+        (options.cluster instanceof KubernetesCluster
+          ? new KubernetesCsiSnapshots(options.cluster)
+          : undefined));
+  return {
+    ...(options.snapshotter ? { snapshotter: options.snapshotter } : {}),
+    ...(csi ? { csiFor: async () => csi } : {}),
+  };
+}
+
 /** Local stand-ins for the deployed functions' ARNs. */
 export const LOCAL_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   ValidateBackupFunctionArn: 'arn:aws:lambda:local:000000000000:function:ValidateBackup',
   CollectItemsFunctionArn: 'arn:aws:lambda:local:000000000000:function:CollectItems',
+  VolumeOperationsFunctionArn: 'arn:aws:lambda:local:000000000000:function:VolumeOperations',
   FinalizeBackupFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeBackup',
   RecordBackupFailureFunctionArn: 'arn:aws:lambda:local:000000000000:function:RecordBackupFailure',
   // The hook runner's task: run locally as a child process (hook-runner-process.ts).
@@ -110,6 +139,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
   const store = options.store;
   const progress = options.onProgress ?? (() => undefined);
   const podExec = podExecOf(options);
+  const volumeDeps = volumeDepsOf(options);
 
   const worker = async (body: string): Promise<void> => {
     const result = await backupItemBlocks(itemBlockMessage.parse(JSON.parse(body)), {
@@ -117,6 +147,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
       callbacks,
       clock,
       podExecFor: podExec,
+      ...volumeDeps,
       ...(options.inlineHookLimitSeconds !== undefined
         ? { inlineHookLimitMs: options.inlineHookLimitSeconds * 1000 }
         : {}),
@@ -139,7 +170,14 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
       const parsed = validateBackupInput.parse(input);
       return (await validateBackup(
         { request: parsed.request, runId: parsed.runId },
-        { store, clock, itemBlocksTimeoutSeconds: options.itemBlocksTimeoutSeconds ?? 3600 },
+        {
+          store,
+          clock,
+          itemBlocksTimeoutSeconds: options.itemBlocksTimeoutSeconds ?? 3600,
+          ...(options.cluster instanceof KubernetesCluster
+            ? { clusterNamed: async () => options.cluster as KubernetesCluster }
+            : {}),
+        },
       )) as JsonValue;
     },
     CollectItems: async (input) => {
@@ -170,6 +208,14 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
         kubeConfig: kubeConfigOf(options),
       });
       return { StopCode: 'EssentialContainerExited', LastStatus: 'STOPPED' };
+    },
+    VolumeOperations: async (input) => {
+      progress({ type: 'state', state: 'VolumeOperations' });
+      const { run } = (input ?? {}) as { run?: unknown };
+      return (await volumeOperations(
+        { run: backupRun.parse(run) },
+        { store, clock, ...volumeDeps, pollSeconds: options.volumePollSeconds ?? 1 },
+      )) as unknown as JsonValue;
     },
     FinalizeBackup: async (input) => {
       progress({ type: 'state', state: 'FinalizeBackup' });

@@ -14,6 +14,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { backupVolumeFunctions } from './backup-volumes.js';
 import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
@@ -25,6 +26,7 @@ export function backupSubstitutions(functions: {
   collect: IFunction;
   finalize: IFunction;
   recordFailure: IFunction;
+  volumeOperations: IFunction;
   /** The hook runner's `${HookRunner…}` values (HookRunner.substitutions()). */
   hookRunner: Record<string, string>;
 }): Record<string, string> {
@@ -32,6 +34,7 @@ export function backupSubstitutions(functions: {
     ...functions.hookRunner,
     ValidateBackupFunctionArn: functions.validate.functionArn,
     CollectItemsFunctionArn: functions.collect.functionArn,
+    VolumeOperationsFunctionArn: functions.volumeOperations.functionArn,
     FinalizeBackupFunctionArn: functions.finalize.functionArn,
     RecordBackupFailureFunctionArn: functions.recordFailure.functionArn,
   };
@@ -98,7 +101,12 @@ export class BackupWorkflow extends Construct {
     };
     const fn = (name: string, options: { memoryMb: number; timeout: Duration; role?: Role }) =>
       stepFunction(this, name, { ...options, environment });
-    const validate = fn('ValidateBackup', { memoryMb: 512, timeout: Duration.seconds(30) });
+    // Reads a resource policy ConfigMap from the cluster.
+    const validate = fn('ValidateBackup', {
+      memoryMb: 512,
+      timeout: Duration.seconds(30),
+      role: this.clusterReaderRole,
+    });
     const collect = fn('CollectItems', {
       memoryMb: 1024,
       timeout: Duration.minutes(15),
@@ -113,12 +121,16 @@ export class BackupWorkflow extends Construct {
     const deadLetterFn = fn('ItemBlockDeadLetters', { memoryMb: 512, timeout: Duration.minutes(1) });
     const finalize = fn('FinalizeBackup', { memoryMb: 1769, timeout: Duration.minutes(15) });
     const recordFailure = fn('RecordBackupFailure', { memoryMb: 512, timeout: Duration.minutes(1) });
+    const { volumeOperations } = backupVolumeFunctions(this, {
+      environment,
+      clusterReaderRole: this.clusterReaderRole,
+    });
 
     grantStorage(this, {
       bucket: props.bucket,
       key: props.key,
-      functions: [validate, collect, worker, deadLetterFn, finalize, recordFailure],
-      invokedByStateMachine: [validate, collect, finalize, recordFailure],
+      functions: [validate, collect, worker, deadLetterFn, volumeOperations, finalize, recordFailure],
+      invokedByStateMachine: [validate, collect, volumeOperations, finalize, recordFailure],
     });
     this.queue.grantSendMessages(collect);
     worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 5, reportBatchItemFailures: true }));
@@ -153,9 +165,10 @@ export class BackupWorkflow extends Construct {
         collect,
         finalize,
         recordFailure,
+        volumeOperations,
         hookRunner: this.hookRunner.substitutions(),
       }),
-      invokes: [validate, collect, finalize, recordFailure],
+      invokes: [validate, collect, volumeOperations, finalize, recordFailure],
     });
     this.hookRunner.grantRun(this.stateMachine);
   }

@@ -83,6 +83,7 @@ describe('statemachines/backup.asl.json', () => {
       collect: f('c'),
       finalize: f('f'),
       recordFailure: f('r'),
+      volumeOperations: f('vo'),
       hookRunner: hookRunnerSubstitutions({
         clusterArn: 'arn:aws:ecs:us-east-1:123456789012:cluster/c',
         taskDefinitionArn: 'arn:aws:ecs:us-east-1:123456789012:task-definition/t:1',
@@ -404,6 +405,14 @@ describe('the backup flow', () => {
   const handlers = (over: Record<string, (input: JsonValue) => Promise<JsonValue>> = {}) => ({
     ValidateBackup: async () => ({ valid: true, run }),
     CollectItems: async () => ({ messages: 1, blocks: 1, items: 1, volumeOperations: [] }),
+    VolumeOperations: async () => ({
+      done: true,
+      total: 0,
+      completed: 0,
+      failed: 0,
+      pending: 0,
+      waitSeconds: 0,
+    }),
     FinalizeBackup: async () => ({ name: 'b', phase: 'Completed' }),
     RecordBackupFailure: async (input: JsonValue) => ({
       name: 'b',
@@ -423,6 +432,30 @@ describe('the backup flow', () => {
 
   it('ends with FinalizeBackup output', async () => {
     await expect(execute(handlers())).resolves.toEqual({ name: 'b', phase: 'Completed' });
+  });
+
+  it('looks at the volume operations again after a wait until all have settled, then finalizes', async () => {
+    const looks: JsonValue[] = [];
+    let finalizedAfter = -1;
+    const h = handlers({
+      VolumeOperations: async (input) => {
+        looks.push(input);
+        const done = looks.length === 3;
+        return { done, total: 2, completed: done ? 2 : 0, failed: 0, pending: done ? 0 : 2, waitSeconds: 0 };
+      },
+      FinalizeBackup: async () => {
+        finalizedAfter = looks.length;
+        return { name: 'b', phase: 'Completed' };
+      },
+    });
+    await expect(execute(h)).resolves.toEqual({ name: 'b', phase: 'Completed' });
+    expect(looks).toEqual([{ run }, { run }, { run }]);
+    expect(finalizedAfter).toBe(3);
+    expect(definition.States.WaitForVolumeOperations).toMatchObject({
+      Type: 'Wait',
+      SecondsPath: '$.volumes.waitSeconds',
+      Next: 'VolumeOperations',
+    });
   });
 
   it('runs one hook runner task per ItemBlock left for a long hook run, with the run and the block as its input, before finalizing', async () => {
