@@ -5,9 +5,11 @@
  */
 import { parseArgs } from 'node:util';
 import { stringify as toYaml } from 'yaml';
+import { ebsSnapshotterFor } from '../shared/adapters/aws-adapters.js';
 import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
 import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
 import { parseSelector } from '../shared/domain/label-selector.js';
+import type { Snapshotter } from '../shared/ports/snapshotter.js';
 import { csv, localStore, UsageError } from './flags.js';
 import { listBackups, readBackup } from './local/backup-reader.js';
 import { type ProgressEvent, runLocalBackup } from './local/backup-runtime.js';
@@ -37,6 +39,17 @@ function bool(name: string, v: string | undefined): boolean | undefined {
   throw new UsageError(`--${name} must be true or false`);
 }
 
+/** Velero's `--resource-policies-configmap NAME`; Lifeboat also takes `NAMESPACE/NAME`. */
+function resourcePolicyFlag(text: string | undefined): Record<string, string> | undefined {
+  if (text === undefined) return undefined;
+  const [first, second, ...rest] = text.split('/');
+  if (!first || rest.length > 0 || second === '')
+    throw new UsageError(`--resource-policies-configmap: "${text}" is not [NAMESPACE/]NAME`);
+  return second === undefined
+    ? { kind: 'configmap', name: first }
+    : { kind: 'configmap', namespace: first, name: second };
+}
+
 export function backupRequestFromFlags(
   name: string | undefined,
   args: string[],
@@ -63,6 +76,14 @@ export function backupRequestFromFlags(
       'ordered-resources': { type: 'string' },
       ttl: { type: 'string' },
       labels: { type: 'string' },
+      'snapshot-volumes': { type: 'string' },
+      'snapshot-move-data': { type: 'string' },
+      'default-volumes-to-fs-backup': { type: 'string' },
+      'csi-snapshot-timeout': { type: 'string' },
+      'item-operation-timeout': { type: 'string' },
+      'resource-policies-configmap': { type: 'string' },
+      /** Lifeboat: the region of the EBS volumes to snapshot (default: $AWS_REGION). */
+      'snapshot-region': { type: 'string' },
     },
   });
   if (!name) throw new UsageError('backup create needs a NAME');
@@ -92,6 +113,12 @@ export function backupRequestFromFlags(
       orLabelSelectors: orSelectors,
       orderedResources: orderedResources(values['ordered-resources']),
       ttl: values.ttl,
+      snapshotVolumes: bool('snapshot-volumes', values['snapshot-volumes']),
+      snapshotMoveData: bool('snapshot-move-data', values['snapshot-move-data']),
+      defaultVolumesToFsBackup: bool('default-volumes-to-fs-backup', values['default-volumes-to-fs-backup']),
+      csiSnapshotTimeout: values['csi-snapshot-timeout'],
+      itemOperationTimeout: values['item-operation-timeout'],
+      resourcePolicy: resourcePolicyFlag(values['resource-policies-configmap']),
     }).filter(([, v]) => v !== undefined),
   );
   return {
@@ -114,6 +141,7 @@ function progressPrinter(out: NodeJS.WriteStream): (event: ProgressEvent) => voi
   const labels: Record<string, string> = {
     ValidateBackup: 'Validating the request',
     CollectItems: 'Collecting items into ItemBlocks',
+    VolumeOperations: 'Waiting for volume snapshots',
     FinalizeBackup: 'Writing the backup',
     RecordBackupFailure: 'Recording the failure',
   };
@@ -129,6 +157,13 @@ function progressPrinter(out: NodeJS.WriteStream): (event: ProgressEvent) => voi
       if (out.isTTY && total && done >= total) out.write('\n');
     }
   };
+}
+
+/** EC2 for native snapshots when a region is known (flag, else $AWS_REGION); otherwise none. */
+function snapshotterOf(values: Record<string, unknown>): { snapshotter?: Snapshotter } {
+  const region =
+    typeof values['snapshot-region'] === 'string' ? values['snapshot-region'] : process.env.AWS_REGION;
+  return region ? { snapshotter: ebsSnapshotterFor({ region }) } : {};
 }
 
 export { UsageError };
@@ -154,6 +189,7 @@ export async function backupCommand(
           cluster,
           store,
           onProgress: progressPrinter(io.err),
+          ...snapshotterOf(values),
         })) as {
           phase: string;
           items: number;

@@ -1,14 +1,18 @@
-/** Reads what a backup location holds about backups: their documents, resource lists and results. */
+/** Reads what a backup location holds about backups: documents, resource lists, results, volumes-info and item operations. */
 import { gunzipSync } from 'node:zlib';
 import type { BackupDocument } from '../../shared/domain/backup-document.js';
 import type { Results } from '../../shared/domain/results.js';
 import { backupKeys } from '../../shared/domain/storage-keys.js';
+import type { BackupVolumeInfo } from '../../shared/domain/volume-info.js';
+import type { BackupOperation } from '../../shared/domain/volume-operations.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
 export interface StoredBackup {
   readonly document: BackupDocument;
   readonly resourceList?: Record<string, string[]>;
   readonly results?: Results;
+  readonly volumeInfos?: BackupVolumeInfo[];
+  readonly itemOperations?: BackupOperation[];
 }
 
 async function gzJson<T>(store: ObjectStore, key: string): Promise<T | undefined> {
@@ -23,7 +27,15 @@ export async function readBackup(store: ObjectStore, name: string): Promise<Stor
   const document = JSON.parse(Buffer.from(raw).toString('utf8')) as BackupDocument;
   const resourceList = await gzJson<Record<string, string[]>>(store, keys.resourceList);
   const results = await gzJson<Results>(store, keys.results);
-  return { document, ...(resourceList ? { resourceList } : {}), ...(results ? { results } : {}) };
+  const volumeInfos = await gzJson<BackupVolumeInfo[]>(store, keys.volumeInfo);
+  const itemOperations = await gzJson<BackupOperation[]>(store, keys.itemOperations);
+  return {
+    document,
+    ...(resourceList ? { resourceList } : {}),
+    ...(results ? { results } : {}),
+    ...(volumeInfos ? { volumeInfos } : {}),
+    ...(itemOperations ? { itemOperations } : {}),
+  };
 }
 
 export async function listBackups(store: ObjectStore): Promise<BackupDocument[]> {

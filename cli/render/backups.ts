@@ -1,9 +1,13 @@
 /**
  * How backups look on a terminal: `get` as a table and `describe` in the layout of
- * `velero backup describe` (with `--details`, the resource list and every error and warning).
+ * `velero backup describe` (item operations and backup volumes from backup-volumes.ts; with
+ * `--details`, the resource list, each operation and volume, and every error and warning).
  */
 import type { BackupDocument } from '../../shared/domain/backup-document.js';
 import type { Result, Results } from '../../shared/domain/results.js';
+import type { BackupVolumeInfo } from '../../shared/domain/volume-info.js';
+import type { BackupOperation } from '../../shared/domain/volume-operations.js';
+import { renderBackupVolumes, renderItemOperations } from './backup-volumes.js';
 
 const none = '<none>';
 const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(', ') : '');
@@ -58,6 +62,8 @@ export function renderBackupDescribe(options: {
   document: BackupDocument;
   resourceList?: Record<string, string[]>;
   results?: Results;
+  volumeInfos?: readonly BackupVolumeInfo[];
+  itemOperations?: readonly BackupOperation[];
   details: boolean;
 }): string {
   const { document: d } = options;
@@ -106,6 +112,11 @@ export function renderBackupDescribe(options: {
     `Total items to be backed up:  ${s.progress?.totalItems ?? 0}`,
     `Items backed up:              ${s.progress?.itemsBackedUp ?? 0}`,
     '',
+    ...renderItemOperations({
+      status: s,
+      ...(options.itemOperations ? { operations: options.itemOperations } : {}),
+      details: options.details,
+    }),
   ];
   if (options.details && options.resourceList) {
     lines.push('Resource List:');
@@ -117,6 +128,13 @@ export function renderBackupDescribe(options: {
   } else if (!options.details) {
     lines.push('Resource List:  <included resources; use --details to list them>', '');
   }
+  lines.push(
+    ...renderBackupVolumes({
+      spec,
+      ...(options.volumeInfos ? { volumeInfos: options.volumeInfos } : {}),
+      details: options.details,
+    }),
+  );
   lines.push(`Errors:    ${s.errors ?? 0}`, `Warnings:  ${s.warnings ?? 0}`);
   if (options.details && options.results) {
     lines.push(

@@ -67,3 +67,8 @@ export function awsAdapters(options: {
       ),
   };
 }
+
+/** Native EBS snapshots in a region with the default credential chain (the local `lifeboat` command). */
+export function ebsSnapshotterFor(options: { region: string }): Snapshotter {
+  return new EbsSnapshotter({ client: new EC2Client({ region: options.region, maxAttempts: 8 }) });
+}

@@ -14,6 +14,8 @@ import {
 } from '@aws-sdk/client-ec2';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readBackup } from '../../../cli/local/backup-reader.js';
+import { renderBackupDescribe } from '../../../cli/render/backups.js';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
 import type { BackupDocument } from '../../../shared/domain/backup-document.js';
 import { backupKeys } from '../../../shared/domain/storage-keys.js';
@@ -311,6 +313,13 @@ describe('volumes in a backup', () => {
     expect(document.status).not.toHaveProperty('csiVolumeSnapshotsAttempted');
     const log = gunzipSync((await store.get(keys.logs)) ?? new Uint8Array()).toString('utf8');
     expect(log).toContain('Started native EBS snapshot of PVC');
+    // `lifeboat backup describe --details` reads the same files.
+    const stored = await readBackup(store, name);
+    const described = renderBackupDescribe({ ...(stored as NonNullable<typeof stored>), details: true });
+    expect(described).toContain('Backup Item Operations:\n  Operation for persistentvolumes /');
+    expect(described).toContain(
+      `    ${csiPv}:\n      Snapshot ID:        ${csiSnapshot}\n      Type:               io1`,
+    );
     for (const s of snapshots) await ec2().send(new DeleteSnapshotCommand({ SnapshotId: s.SnapshotId }));
   });
 
