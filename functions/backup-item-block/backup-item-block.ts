@@ -70,7 +70,9 @@ export async function backupItemBlocks(
       budgetMs: Math.max(0, limitMs - spentMs),
     });
     if (!done.deferred) {
-      spentMs += done.hookMs;
+      // Charged at the plan's worst case, not the time the hooks took: a redelivered message
+      // defers exactly the blocks its first delivery deferred, so no block is backed up twice.
+      spentMs += done.worstCaseMs;
       continue;
     }
     // Written before this message's result: once every message has a result, the wait's output

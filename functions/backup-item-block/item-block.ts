@@ -146,8 +146,8 @@ function addItem(output: BlocksOutput, options: { item: BlockItem; backup: strin
 
 /**
  * Backs up one block into `output`: pre hooks → items → post hooks. With a `budgetMs`, a block
- * whose hooks could run longer than that is not backed up and `deferred` is returned; the time
- * its hooks took is returned otherwise.
+ * whose hooks could run longer than that is not backed up and `deferred` is returned. Either
+ * way the longest its hooks may take (`worstCaseMs`, from the plan alone) is returned.
  */
 export async function backUpBlock(options: {
   block: BlockPayload;
@@ -159,7 +159,7 @@ export async function backUpBlock(options: {
     'store' | 'clock'
   >;
   budgetMs?: number;
-}): Promise<{ deferred: true; worstCaseMs: number } | { deferred: false; hookMs: number }> {
+}): Promise<{ deferred: boolean; worstCaseMs: number }> {
   const { output, deps } = options;
   const backup = options.backup.name;
   const items = await itemsOf(options.block, deps.store, deps.signal);
@@ -167,7 +167,7 @@ export async function backUpBlock(options: {
   const blockId = options.block.id;
   if (!blockHasPods(items)) {
     await addItems({ output, items, backup: options.backup, blockId, deps });
-    return { deferred: false, hookMs: 0 };
+    return { deferred: false, worstCaseMs: 0 };
   }
   const settings = await options.hookSettings();
   const { plan, worstCaseMs } = planHooksOfBlock({ items, specs: settings.specs });
@@ -178,9 +178,8 @@ export async function backUpBlock(options: {
   output.results = mergeResults(output.results, warned.results);
   if (plan.pods.length === 0) {
     await addItems({ output, items, backup: options.backup, blockId, deps });
-    return { deferred: false, hookMs: 0 };
+    return { deferred: false, worstCaseMs: 0 };
   }
-  const started = deps.clock.now().getTime();
   const podExec = await settings.podExec();
   const phase = (p: 'pre' | 'post', pods: typeof plan.pods) =>
     runHookPhase({
@@ -232,7 +231,7 @@ export async function backUpBlock(options: {
     attempted: output.hooks.attempted + counts.hooksAttempted,
     failed: output.hooks.failed + counts.hooksFailed,
   };
-  return { deferred: false, hookMs: deps.clock.now().getTime() - started };
+  return { deferred: false, worstCaseMs };
 }
 
 /** Writes the output's fragment (when it has entries) and returns the result to record. */
