@@ -18,9 +18,8 @@ export async function completeIfDone(options: {
   const raw = await options.store.get(work.collected, { signal: options.signal });
   if (!raw) return false;
   const summary = collectedSummary.parse(JSON.parse(Buffer.from(raw).toString('utf8')));
-  const results = await options.store.list(`${work.resultsDir}${summary.attempt}-`, {
-    signal: options.signal,
-  });
+  const prefix = summary.waitPrefix ?? `${summary.attempt}-`;
+  const results = await options.store.list(`${work.resultsDir}${prefix}`, { signal: options.signal });
   // Results of deferred blocks sit beside the messages' results but are not messages.
   const done = results.filter((key) => !key.includes(DEFERRED_RESULT_INFIX)).length;
   if (done < summary.messages) return false;
@@ -32,7 +31,7 @@ export async function completeIfDone(options: {
     longHookBlocks: await pendingDeferredBlocks({
       ...options,
       results,
-      messagePrefix: `${summary.attempt}-`,
+      messagePrefix: prefix,
     }),
   });
   return true;

@@ -41,6 +41,7 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
+import { recipeHandlers } from './recipe-handlers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const BACKUP_DEFINITION = join(here, '..', '..', 'statemachines', 'backup.asl.json');
@@ -129,6 +130,9 @@ export const LOCAL_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   HookRunnerSubnetIds: 'subnet-local',
   HookRunnerSecurityGroupId: 'sg-local',
   HookRunnerAssignPublicIp: 'DISABLED',
+  CollectRecipeItemsFunctionArn: 'arn:aws:lambda:local:000000000000:function:CollectRecipeItems',
+  BackupRecipeGroupFunctionArn: 'arn:aws:lambda:local:000000000000:function:BackupRecipeGroup',
+  RunRecipeHookFunctionArn: 'arn:aws:lambda:local:000000000000:function:RunRecipeHook',
 };
 
 export async function runLocalBackup(request: unknown, options: LocalBackupOptions): Promise<JsonValue> {
@@ -163,6 +167,19 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     },
   });
 
+  // ecs:runTask.sync: the same RunTask request Step Functions would send; its container
+  // override drives the hook runner, run as a child process.
+  const runTask = async (input: JsonValue): Promise<JsonValue> => {
+    await runHookRunnerProcess({
+      environment: containerEnvironment(input),
+      storeLocation: store.location,
+      ...(options.hookRunner?.storeEnvironment
+        ? { storeEnvironment: options.hookRunner.storeEnvironment }
+        : {}),
+      kubeConfig: kubeConfigOf(options),
+    });
+    return { StopCode: 'EssentialContainerExited', LastStatus: 'STOPPED' };
+  };
   const definition = substitute(await readFile(BACKUP_DEFINITION, 'utf8'), LOCAL_FUNCTION_ARNS);
   const handlers: Record<string, (input: JsonValue) => Promise<JsonValue>> = {
     ValidateBackup: async (input) => {
@@ -198,17 +215,21 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     },
     RunLongHookBlock: async (input) => {
       progress({ type: 'state', state: 'RunLongHookBlock' });
-      // The same RunTask request Step Functions would send: its container override drives the run.
-      await runHookRunnerProcess({
-        environment: containerEnvironment(input),
-        storeLocation: store.location,
-        ...(options.hookRunner?.storeEnvironment
-          ? { storeEnvironment: options.hookRunner.storeEnvironment }
-          : {}),
-        kubeConfig: kubeConfigOf(options),
-      });
-      return { StopCode: 'EssentialContainerExited', LastStatus: 'STOPPED' };
+      return runTask(input);
     },
+    ...recipeHandlers({
+      cluster: options.cluster,
+      store,
+      queue,
+      callbacks,
+      clock,
+      podExecFor: podExec,
+      inlineHookLimitMs: (options.inlineHookLimitSeconds ?? 600) * 1000,
+      runTask,
+      onState: (state) => progress({ type: 'state', state }),
+      ...(options.pageSize ? { pageSize: options.pageSize } : {}),
+      ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
+    }),
     VolumeOperations: async (input) => {
       progress({ type: 'state', state: 'VolumeOperations' });
       const { run } = (input ?? {}) as { run?: unknown };

@@ -1,6 +1,7 @@
 /**
  * The hook runner's container entry: the Fargate task the LongHookBlocks stage starts with
- * `ecs:runTask.sync` (functions/hook-runner/Dockerfile), and, under `lifeboat --local`, a child
+ * `ecs:runTask.sync` (functions/hook-runner/Dockerfile) for a long ItemBlock or a long recipe hook
+ * step (RunLongRecipeHook), and, under `lifeboat --local`, a child
  * process started the same way with the same environment. Reads its input from
  * `LIFEBOAT_HOOK_RUN`, its store and cluster from the environment:
  * - in AWS: `LIFEBOAT_BUCKET`/`LIFEBOAT_PREFIX` (S3) and the run's cluster by name (EKS token);
@@ -10,12 +11,16 @@
  */
 import { z } from 'zod';
 import { awsAdapters } from '../../shared/adapters/aws-adapters.js';
+import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import { HOOK_RUN_VARIABLE, hookRunInput } from '../../shared/contracts/hook-run.js';
+import { RecipeStepFailed } from '../../shared/domain/errors.js';
+import type { Cluster } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
+import { runRecipeHook } from '../run-recipe-hook/run-recipe-hook.js';
 import { runDeferredBlock } from './hook-runner.js';
 
 const runnerEnv = z.object({
@@ -31,6 +36,7 @@ const runnerEnv = z.object({
 async function adapters(env: z.infer<typeof runnerEnv>): Promise<{
   store: ObjectStore;
   podExecFor: (cluster: string) => Promise<PodExec>;
+  clusterFor: (cluster: string) => Promise<Pick<Cluster, 'listPage'>>;
 }> {
   const aws =
     env.LIFEBOAT_BUCKET && env.AWS_REGION
@@ -49,10 +55,15 @@ async function adapters(env: z.infer<typeof runnerEnv>): Promise<{
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfig);
     const podExec = new KubernetesPodExec(kc);
-    return { store, podExecFor: async () => podExec };
+    const cluster = new KubernetesCluster(kc);
+    return { store, podExecFor: async () => podExec, clusterFor: async () => cluster };
   }
   if (!aws) throw new Error('set LIFEBOAT_KUBECONFIG, or LIFEBOAT_BUCKET and AWS_REGION to reach EKS');
-  return { store, podExecFor: (cluster) => aws.podExecNamed(cluster) };
+  return {
+    store,
+    podExecFor: (cluster) => aws.podExecNamed(cluster),
+    clusterFor: (cluster) => aws.clusterNamed(cluster),
+  };
 }
 
 export async function main(source: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -60,11 +71,24 @@ export async function main(source: NodeJS.ProcessEnv = process.env): Promise<num
     const env = runnerEnv.parse(source);
     const input = hookRunInput.parse(JSON.parse(env[HOOK_RUN_VARIABLE]));
     const deps = await adapters(env);
-    const result = await runDeferredBlock(input, { ...deps, clock: systemClock });
-    // One line for the task's log: counts only, never the hooks' output.
-    process.stdout.write(
-      `${JSON.stringify({ block: input.block, items: result.items.length, hooks: result.hooks ?? null })}\n`,
-    );
+    if ('block' in input) {
+      const result = await runDeferredBlock(input, { ...deps, clock: systemClock });
+      // One line for the task's log: counts only, never the hooks' output.
+      process.stdout.write(
+        `${JSON.stringify({ block: input.block, items: result.items.length, hooks: result.hooks ?? null })}\n`,
+      );
+    } else {
+      // The step's verdict (RecipeStepFailed) is read from its result by RunRecipeHook afterwards.
+      const outcome = await runRecipeHook(input, {
+        ...deps,
+        cluster: await deps.clusterFor(input.run.cluster),
+        clock: systemClock,
+      }).catch((error: unknown) => {
+        if (error instanceof RecipeStepFailed) return { stopped: error.message };
+        throw error;
+      });
+      process.stdout.write(`${JSON.stringify({ step: input.step.index, ...outcome })}\n`);
+    }
     return 0;
   } catch (error) {
     process.stderr.write(`hook runner failed: ${error instanceof Error ? error.message : String(error)}\n`);

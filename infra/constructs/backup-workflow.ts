@@ -14,6 +14,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { backupRecipeFunctions, type RecipeFunctions, recipeSubstitutions } from './backup-recipe.js';
 import { backupVolumeFunctions } from './backup-volumes.js';
 import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
@@ -29,9 +30,11 @@ export function backupSubstitutions(functions: {
   volumeOperations: IFunction;
   /** The hook runner's `${HookRunner…}` values (HookRunner.substitutions()). */
   hookRunner: Record<string, string>;
+  recipe: RecipeFunctions<IFunction>;
 }): Record<string, string> {
   return {
     ...functions.hookRunner,
+    ...recipeSubstitutions(functions.recipe),
     ValidateBackupFunctionArn: functions.validate.functionArn,
     CollectItemsFunctionArn: functions.collect.functionArn,
     VolumeOperationsFunctionArn: functions.volumeOperations.functionArn,
@@ -125,14 +128,33 @@ export class BackupWorkflow extends Construct {
       environment,
       clusterReaderRole: this.clusterReaderRole,
     });
+    const recipe = backupRecipeFunctions(this, { environment, clusterReaderRole: this.clusterReaderRole });
+    const recipeFunctions = [recipe.collect, recipe.group, recipe.hook];
 
     grantStorage(this, {
       bucket: props.bucket,
       key: props.key,
-      functions: [validate, collect, worker, deadLetterFn, volumeOperations, finalize, recordFailure],
-      invokedByStateMachine: [validate, collect, volumeOperations, finalize, recordFailure],
+      functions: [
+        validate,
+        collect,
+        worker,
+        deadLetterFn,
+        volumeOperations,
+        finalize,
+        recordFailure,
+        ...recipeFunctions,
+      ],
+      invokedByStateMachine: [
+        validate,
+        collect,
+        volumeOperations,
+        finalize,
+        recordFailure,
+        ...recipeFunctions,
+      ],
     });
     this.queue.grantSendMessages(collect);
+    this.queue.grantSendMessages(recipe.group);
     worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 5, reportBatchItemFailures: true }));
     deadLetterFn.addEventSource(
       new SqsEventSource(this.deadLetters, { batchSize: 5, reportBatchItemFailures: true }),
@@ -141,7 +163,7 @@ export class BackupWorkflow extends Construct {
       actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
       resources: [stateMachineArn],
     });
-    for (const f of [collect, worker, deadLetterFn]) f.addToRolePolicy(callback);
+    for (const f of [collect, worker, deadLetterFn, recipe.group]) f.addToRolePolicy(callback);
     clusterAccess(this, {
       role: this.clusterReaderRole,
       clusters: props.clusters,
@@ -167,8 +189,9 @@ export class BackupWorkflow extends Construct {
         recordFailure,
         volumeOperations,
         hookRunner: this.hookRunner.substitutions(),
+        recipe,
       }),
-      invokes: [validate, collect, volumeOperations, finalize, recordFailure],
+      invokes: [validate, collect, volumeOperations, finalize, recordFailure, ...recipeFunctions],
     });
     this.hookRunner.grantRun(this.stateMachine);
   }

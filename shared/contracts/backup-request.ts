@@ -18,6 +18,7 @@ import {
   problemsOf,
   type ValidationResult,
 } from './kubernetes.js';
+import { recipeReference, validateRecipe } from './recipe.js';
 import { validateResourcePolicy } from './resource-policy.js';
 
 const execHook = z.strictObject({ ...execHookBase, timeout: duration.optional() });
@@ -70,6 +71,11 @@ export const backupSpec = z.strictObject({
   snapshotMoveData: z.boolean().nullable().optional(),
   datamover: z.string().optional(),
   uploaderConfig: z.strictObject({ parallelFilesUpload: z.number().int().positive().optional() }).optional(),
+  /**
+   * Lifeboat, beyond Velero (seed 002): a recipe, inline or in a ConfigMap, whose `backup`
+   * workflow orders the backup as groups of resources and named hooks (docs/recipes.md).
+   */
+  recipe: recipeReference.optional(),
 });
 
 export type BackupSpec = z.infer<typeof backupSpec>;
@@ -131,6 +137,7 @@ function crossFieldProblems(spec: BackupSpec): FieldProblem[] {
     }
   }
   problems.push(...resourcePolicyProblems(spec));
+  problems.push(...recipeProblems(spec));
   return problems;
 }
 
@@ -229,4 +236,16 @@ export function toBackupPlan(request: BackupRequest): BackupPlan {
     orderedResources,
     ttlMs: spec.ttl ? (parseDuration(spec.ttl) ?? DEFAULT_TTL_MS) : DEFAULT_TTL_MS,
   };
+}
+
+/** An inline recipe is checked whole here; one in a ConfigMap once it is read (CollectRecipeItems). */
+function recipeProblems(spec: BackupSpec): FieldProblem[] {
+  const ref = spec.recipe;
+  if (!ref || !('inline' in ref)) return [];
+  const path = 'backup.spec.recipe.inline';
+  const checked = validateRecipe(ref.inline, path);
+  if (!checked.ok) return checked.problems;
+  return checked.value.workflows.backup
+    ? []
+    : [{ path: `${path}.workflows.backup`, message: 'a backup needs the recipe to have a backup workflow' }];
 }

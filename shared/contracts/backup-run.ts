@@ -69,6 +69,11 @@ export const collectedSummary = z.strictObject({
   taskToken: z.string(),
   /** The source cluster's version, for Velero's `velero.io/source-cluster-k8s-*` annotations. */
   serverVersion: z.strictObject({ gitVersion: z.string(), major: z.string(), minor: z.string() }).optional(),
+  /**
+   * A recipe group step's wait: only the results of its messages (`<attempt>-s<step>-`) count
+   * towards `messages`; unset, every message of the attempt does.
+   */
+  waitPrefix: z.string().optional(),
 });
 export type CollectedSummary = z.infer<typeof collectedSummary>;
 
@@ -95,6 +100,8 @@ export const messageResult = z.strictObject({
   hooks: z
     .strictObject({ attempted: z.number().int().nonnegative(), failed: z.number().int().nonnegative() })
     .optional(),
+  /** A recipe hook step's result: its failure (onError Fail) stops the workflow. */
+  stopsWorkflow: z.boolean().optional(),
 });
 export type MessageResult = z.infer<typeof messageResult>;
 

@@ -1,15 +1,20 @@
 /**
  * What the hook runner (a Fargate task started by `ecs:runTask.sync`; locally a child process)
  * is asked to do, passed as JSON in its `LIFEBOAT_HOOK_RUN` environment variable: back up one
- * ItemBlock a worker left for it because its hooks may outlast a Lambda.
+ * ItemBlock a worker left for it because its hooks may outlast a Lambda, or run one recipe hook
+ * step whose commands may.
  */
 import { z } from 'zod';
 import { backupRun } from './backup-run.js';
+import { recipeStepRef } from './recipe-run.js';
 
 /** `<messageId>/<blockId>`, as the ItemBlocks wait lists deferred blocks. */
 const deferredBlockId = z.string().regex(/^[^/]+\/[^/]+$/, { message: 'must be <messageId>/<blockId>' });
 
-export const hookRunInput = z.strictObject({ run: backupRun, block: deferredBlockId });
+export const hookRunInput = z.union([
+  z.strictObject({ run: backupRun, block: deferredBlockId }),
+  z.strictObject({ run: backupRun, step: recipeStepRef }),
+]);
 export type HookRunInput = z.infer<typeof hookRunInput>;
 
 /** The environment variable carrying the input (the state machine's container override). */

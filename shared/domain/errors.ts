@@ -89,3 +89,14 @@ export class CloudRequestRefused extends LifeboatError {
     this.code = options.code;
   }
 }
+
+/**
+ * A recipe's hook step failed with onError Fail (docs/recipes.md): the workflow stops at that
+ * step — the state machine catches this name and finalizes the backup, PartiallyFailed.
+ */
+export class RecipeStepFailed extends LifeboatError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RecipeStepFailed';
+  }
+}

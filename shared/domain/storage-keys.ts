@@ -45,6 +45,12 @@ export const backupWorkKeys = (options: { name: string; runId: string }) => {
     /** An ItemBlock whose hooks may outlast a worker, left for a long hook run (the hook runner). */
     deferredBlock: (messageId: string, blockId: string) => `${dir}deferred/${messageId}/${blockId}.json`,
     deferredDir: `${dir}deferred/`,
+    /** The recipe a backup follows, as decoded (inline or from its ConfigMap): CollectRecipeItems. */
+    recipe: `${dir}recipe.json`,
+    /** The ItemBlock messages of one recipe group step, ten a key, kept until the step sends them. */
+    stepMessages: (step: number, batch: number) =>
+      `${dir}recipe-steps/${String(step).padStart(3, '0')}/${String(batch).padStart(7, '0')}.json`,
+    stepMessagesDir: (step: number) => `${dir}recipe-steps/${String(step).padStart(3, '0')}/`,
     /** A deferred block's result: beside the messages' results, never counted as a message. */
     deferredResult: (messageId: string, blockId: string) =>
       `${dir}results/${messageId}${DEFERRED_RESULT_INFIX}${blockId}.json.gz`,
@@ -104,6 +110,13 @@ export const restoreWorkKeys = (options: { name: string; runId: string }) => {
     podHooksDoneDir: `${dir}hooks/done/`,
   };
 };
+
+/**
+ * The message ids of one recipe step: `<attempt>-s<step>-<seq>`, and `<attempt>-s<step>-hook` for
+ * a hook step's result. Sorted by step, so the backup's log reads in workflow order.
+ */
+export const recipeStepMessagePrefix = (attempt: string, step: number): string =>
+  `${attempt}-s${String(step).padStart(3, '0')}-`;
 
 /** Marks a deferred block's result key (`<messageId>.long-<blockId>`) among the messages' results. */
 export const DEFERRED_RESULT_INFIX = '.long-';

@@ -104,6 +104,9 @@ describe('the Lifeboat stack', () => {
       HookRunnerSubnetIds: expect.anything(),
       HookRunnerSecurityGroupId: expect.anything(),
       HookRunnerAssignPublicIp: 'ENABLED',
+      CollectRecipeItemsFunctionArn: expect.anything(),
+      BackupRecipeGroupFunctionArn: expect.anything(),
+      RunRecipeHookFunctionArn: expect.anything(),
     });
   });
 

@@ -91,6 +91,7 @@ describe('statemachines/backup.asl.json', () => {
         securityGroupId: 'sg-1',
         assignPublicIp: true,
       }),
+      recipe: { collect: f('cr'), group: f('rg'), hook: f('rh') },
     });
     expect(Object.keys(infra).sort()).toEqual(placeholders);
     expect(Object.keys(LOCAL_FUNCTION_ARNS).sort()).toEqual(placeholders);
@@ -111,7 +112,17 @@ describe('statemachines/backup.asl.json', () => {
   });
 
   it('sends every failure after validation to RecordBackupFailure', () => {
-    for (const name of ['CollectItems', 'LongHookBlocks', 'VolumeOperations', 'FinalizeBackup']) {
+    for (const name of [
+      'CollectItems',
+      'LongHookBlocks',
+      'CollectRecipeItems',
+      'BackupRecipeGroup',
+      'RecipeLongHookBlocks',
+      'RunLongRecipeHook',
+      'RunRecipeHook',
+      'VolumeOperations',
+      'FinalizeBackup',
+    ]) {
       const catches = definition.States[name]?.Catch as { ErrorEquals: string[]; Next: string }[];
       expect(catches).toContainEqual(
         expect.objectContaining({ ErrorEquals: ['States.ALL'], Next: 'RecordBackupFailure' }),
@@ -521,6 +532,134 @@ describe('the backup flow', () => {
     };
     await expect(execute(h)).resolves.toEqual({ name: 'b', phase: 'Completed' });
     expect(ran).toBe(0);
+  });
+
+  describe('with a recipe', () => {
+    const steps = [
+      { index: 0, kind: 'hook', name: 'checkpoint', long: true, messages: 0, items: 0 },
+      { index: 1, kind: 'hook', name: 'pre-backup', long: false, messages: 0, items: 0 },
+      { index: 2, kind: 'group', name: 'volumes', long: false, messages: 2, items: 4 },
+      { index: 3, kind: 'hook', name: 'post-backup', long: false, messages: 0, items: 0 },
+      { index: 4, kind: 'group', name: 'resources', long: false, messages: 5, items: 40 },
+    ];
+    /** Runs a backup naming a recipe; every step's call is recorded as `<index>:<state>`. */
+    const executeRecipe = async (over: Record<string, (input: JsonValue) => Promise<JsonValue>> = {}) => {
+      const calls: string[] = [];
+      const inputs: Record<string, JsonValue[]> = {};
+      const record = (state: string, index: unknown, input: JsonValue) => {
+        calls.push(`${String(index)}:${state}`);
+        inputs[state] = [...(inputs[state] ?? []), input];
+      };
+      const h = {
+        ...handlers({
+          CollectItems: async () => {
+            calls.push('CollectItems');
+            return { messages: 0, blocks: 0, items: 0, volumeOperations: [] };
+          },
+          FinalizeBackup: async () => {
+            calls.push('FinalizeBackup');
+            return { name: 'b', phase: 'Completed' };
+          },
+        }),
+        CollectRecipeItems: async () => ({ valid: true, attempt: 'a', steps }),
+        BackupRecipeGroup: async (input: JsonValue) => {
+          const payload = (input as { Payload: { step: { index: number } } }).Payload;
+          record('BackupRecipeGroup', payload.step.index, input);
+          return {
+            messages: 2,
+            blocks: 2,
+            items: 4,
+            volumeOperations: [],
+            longHookBlocks: payload.step.index === 4 ? ['m/b'] : [],
+          };
+        },
+        RunRecipeLongHookBlock: async (input: JsonValue) => {
+          record(
+            'RunRecipeLongHookBlock',
+            (input as { Overrides?: unknown }).Overrides ? 'task' : '?',
+            input,
+          );
+          return {};
+        },
+        RunLongRecipeHook: async (input: JsonValue) => {
+          record('RunLongRecipeHook', 'task', input);
+          return {};
+        },
+        RunRecipeHook: async (input: JsonValue) => {
+          record('RunRecipeHook', (input as { step: { index: number } }).step.index, input);
+          return { hooks: { attempted: 1, failed: 0 } };
+        },
+        ...over,
+      };
+      const output = await runLocalStateMachine({
+        definition: substitute(text, LOCAL_FUNCTION_ARNS),
+        input: { request: { backup: { spec: { recipe: { configMap: { name: 'r' } } } } } },
+        handlers: h,
+        executionName: 'x',
+        taskToken: 't',
+      });
+      return { output, calls, inputs };
+    };
+
+    it('runs the workflow’s steps in order, one at a time, each to its end, then finalizes', async () => {
+      const { output, calls, inputs } = await executeRecipe();
+      expect(output).toEqual({ name: 'b', phase: 'Completed' });
+      expect(calls).toEqual([
+        'task:RunLongRecipeHook',
+        '0:RunRecipeHook',
+        '1:RunRecipeHook',
+        '2:BackupRecipeGroup',
+        '3:RunRecipeHook',
+        '4:BackupRecipeGroup',
+        'task:RunRecipeLongHookBlock',
+        'FinalizeBackup',
+      ]);
+      expect(inputs.BackupRecipeGroup?.[0]).toMatchObject({
+        Payload: { run, step: steps[2], taskToken: 't' },
+      });
+      expect(inputs.RunRecipeHook?.[0]).toEqual({ run, step: steps[0] });
+      type RunTask = { Overrides: { ContainerOverrides: { Environment: unknown }[] } };
+      const environmentOf = (input: JsonValue | undefined) =>
+        (input as RunTask | undefined)?.Overrides.ContainerOverrides[0]?.Environment;
+      expect(environmentOf(inputs.RunLongRecipeHook?.[0])).toEqual([
+        { Name: 'LIFEBOAT_HOOK_RUN', Value: JSON.stringify({ run, step: steps[0] }) },
+      ]);
+      const block = environmentOf(inputs.RunRecipeLongHookBlock?.[0]);
+      expect(block).toEqual([{ Name: 'LIFEBOAT_HOOK_RUN', Value: JSON.stringify({ run, block: 'm/b' }) }]);
+      expect(definition.States.BackupRecipeGroup).toMatchObject({
+        Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+        TimeoutSecondsPath: '$.Payload.run.itemBlocksTimeoutSeconds',
+      });
+    });
+
+    it('stops at a hook step that fails with RecipeStepFailed and still writes the backup', async () => {
+      const { output, calls } = await executeRecipe({
+        RunRecipeHook: async (input: JsonValue) => {
+          const index = (input as { step: { index: number } }).step.index;
+          if (index === 1) throw Object.assign(new Error('pre-backup failed'), { name: 'RecipeStepFailed' });
+          return {};
+        },
+      });
+      expect(output).toEqual({ name: 'b', phase: 'Completed' });
+      expect(calls).toEqual(['task:RunLongRecipeHook', 'FinalizeBackup']);
+    });
+
+    it('ends FailedValidation with the recipe’s problems, running no step', async () => {
+      const failing = executeRecipe({
+        CollectRecipeItems: async () => ({
+          valid: false,
+          problems: [],
+          summary:
+            'backup.spec.recipe(ConfigMap velero/r).data["r.yaml"].workflows.backup[2].group: no group named "x"',
+        }),
+      });
+      await expect(failing).rejects.toSatisfy(
+        (e: unknown) =>
+          e instanceof ExecutionFailed &&
+          e.failure.error === 'FailedValidation' &&
+          e.failure.cause.includes('workflows.backup[2].group'),
+      );
+    });
   });
 
   it('ends FailedValidation with the problems as cause', async () => {

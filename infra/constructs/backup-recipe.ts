@@ -1,0 +1,55 @@
+/**
+ * The functions of a recipe backup's steps (docs/recipes.md): CollectRecipeItems (reads the
+ * recipe ConfigMap and lists the cluster, with the cluster-reading role), BackupRecipeGroup
+ * (sends a group's ItemBlocks to the workers and waits on them: no cluster access) and
+ * RunRecipeHook (lists pods and execs hooks, with the cluster-reading role, whose access entry
+ * carries the hook-exec group). Grants are added by the workflow, as for its other functions.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { Role } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
+import { stepFunction } from './step-function.js';
+
+export interface RecipeFunctions<F = NodejsFunction> {
+  readonly collect: F;
+  readonly group: F;
+  readonly hook: F;
+}
+
+export function backupRecipeFunctions(
+  scope: Construct,
+  options: { environment: Record<string, string>; clusterReaderRole: Role },
+): RecipeFunctions {
+  const { environment, clusterReaderRole } = options;
+  return {
+    collect: stepFunction(scope, 'CollectRecipeItems', {
+      memoryMb: 1024,
+      timeout: Duration.minutes(15),
+      environment,
+      role: clusterReaderRole,
+    }),
+    group: stepFunction(scope, 'BackupRecipeGroup', {
+      memoryMb: 512,
+      timeout: Duration.minutes(5),
+      environment,
+    }),
+    // Hook steps up to the inline limit run here; longer ones in the hook runner.
+    hook: stepFunction(scope, 'RunRecipeHook', {
+      memoryMb: 512,
+      timeout: Duration.minutes(15),
+      environment,
+      role: clusterReaderRole,
+    }),
+  };
+}
+
+/** The recipe states' `${…}` placeholders. */
+export function recipeSubstitutions(functions: RecipeFunctions<IFunction>): Record<string, string> {
+  return {
+    CollectRecipeItemsFunctionArn: functions.collect.functionArn,
+    BackupRecipeGroupFunctionArn: functions.group.functionArn,
+    RunRecipeHookFunctionArn: functions.hook.functionArn,
+  };
+}
