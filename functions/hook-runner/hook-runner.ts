@@ -35,7 +35,10 @@ export interface HookRunnerDeps {
   readonly signal?: AbortSignal;
 }
 
-export async function runDeferredBlock(input: HookRunInput, deps: HookRunnerDeps): Promise<MessageResult> {
+export async function runDeferredBlock(
+  input: Extract<HookRunInput, { block: string }>,
+  deps: HookRunnerDeps,
+): Promise<MessageResult> {
   const { run } = input;
   const [messageId = '', blockId = ''] = input.block.split('/');
   const work = backupWorkKeys(run);
