@@ -10,7 +10,8 @@
  * Snapshot method: an EBS volume (in-tree or `ebs.csi.aws.com`) gets a CSI VolumeSnapshot when
  * the cluster has a VolumeSnapshotClass for its driver (what Velero does with EnableCSI),
  * otherwise a native EBS snapshot through EC2 (Velero with the AWS plugin). A CSI volume of
- * another driver needs a class; without one it is skipped with Velero's reason.
+ * another driver gets a VolumeSnapshot when the cluster serves the snapshot API (failing with
+ * Velero's reason when no class serves its driver), and is skipped with the reason otherwise.
  */
 
 import type { BlockItem } from '../../shared/contracts/backup-run.js';
@@ -138,13 +139,14 @@ export async function backUpBlockVolumes(options: {
 
   let classes: readonly SnapshotClassFacts[] | undefined;
   let csi: CsiSnapshots | undefined;
+  // A cluster that does not serve the snapshot API is Velero without EnableCSI: no CSI path at all.
   const csiReady = async (): Promise<boolean> => {
     if (!deps.csiFor || !settings.cluster) return false;
     if (!csi) {
       csi = await deps.csiFor(settings.cluster);
-      classes = (await csi.snapshotClasses(deps.signal ? { signal: deps.signal } : {})) ?? [];
+      classes = await csi.snapshotClasses(deps.signal ? { signal: deps.signal } : {});
     }
-    return true;
+    return classes !== undefined;
   };
 
   for (const subject of subjects) {

@@ -1,0 +1,184 @@
+/**
+ * A small stand-in for a CSI driver and the snapshot controller, for clusters without either:
+ * for every VolumeSnapshot whose class names `driver`, it snapshots the PV's volume in the AWS
+ * emulator's EC2 (the volume handle is an EBS volume id), creates the bound
+ * VolumeSnapshotContent (`snapcontent-<VolumeSnapshot uid>`, the class's deletionPolicy), sets
+ * both statuses through the status subresource, and marks them readyToUse once EC2 says
+ * `completed`, as external-snapshotter would. Touches no VolumeSnapshot of another driver.
+ */
+import { CreateSnapshotCommand, DescribeSnapshotsCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+
+type Obj = Record<string, unknown>;
+const record = (v: unknown): Obj => (typeof v === 'object' && v !== null ? (v as Obj) : {});
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+const group = 'snapshot.storage.k8s.io';
+const version = 'v1';
+
+export interface CsiSnapshotController {
+  /** Stops the loop and waits for its current pass. */
+  stop(): Promise<void>;
+  /** Errors met while reconciling (a test may assert there were none). */
+  readonly errors: string[];
+}
+
+export function startCsiSnapshotController(options: {
+  kc: KubeConfig;
+  ec2: EC2Client;
+  driver: string;
+  /** What the content reports as restoreSize, in bytes. */
+  restoreSizeBytes?: number;
+  intervalMs?: number;
+}): CsiSnapshotController {
+  const custom = options.kc.makeApiClient(CustomObjectsApi);
+  const core = options.kc.makeApiClient(CoreV1Api);
+  const errors: string[] = [];
+  const size = options.restoreSizeBytes ?? 8 * 2 ** 30;
+  let stopped = false;
+
+  const reconcile = async (vs: Obj): Promise<void> => {
+    const meta = record(vs.metadata);
+    const namespace = text(meta.namespace);
+    const name = text(meta.name);
+    const spec = record(vs.spec);
+    const status = record(vs.status);
+    const className = text(spec.volumeSnapshotClassName);
+    if (!className || status.readyToUse === true) return;
+    const cls = record(
+      await custom.getClusterCustomObject({
+        group,
+        version,
+        plural: 'volumesnapshotclasses',
+        name: className,
+      }),
+    );
+    if (cls.driver !== options.driver) return;
+    const contentName = `snapcontent-${text(meta.uid)}`;
+    if (!status.boundVolumeSnapshotContentName) {
+      const pvc = await core.readNamespacedPersistentVolumeClaim({
+        namespace,
+        name: text(record(spec.source).persistentVolumeClaimName),
+      });
+      const pv = await core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' });
+      const volumeHandle = pv.spec?.csi?.volumeHandle ?? '';
+      const snapshot = await options.ec2.send(
+        new CreateSnapshotCommand({
+          VolumeId: volumeHandle,
+          TagSpecifications: [
+            { ResourceType: 'snapshot', Tags: [{ Key: 'CSIVolumeSnapshotName', Value: name }] },
+          ],
+        }),
+      );
+      const content = record(
+        await custom.createClusterCustomObject({
+          group,
+          version,
+          plural: 'volumesnapshotcontents',
+          body: {
+            apiVersion: `${group}/${version}`,
+            kind: 'VolumeSnapshotContent',
+            metadata: { name: contentName },
+            spec: {
+              deletionPolicy: text(cls.deletionPolicy) || 'Delete',
+              driver: options.driver,
+              source: { volumeHandle },
+              volumeSnapshotClassName: className,
+              volumeSnapshotRef: {
+                apiVersion: `${group}/${version}`,
+                kind: 'VolumeSnapshot',
+                namespace,
+                name,
+                uid: text(meta.uid),
+              },
+            },
+          },
+        }),
+      );
+      await custom.replaceClusterCustomObjectStatus({
+        group,
+        version,
+        plural: 'volumesnapshotcontents',
+        name: contentName,
+        body: {
+          ...content,
+          status: {
+            snapshotHandle: snapshot.SnapshotId,
+            restoreSize: size,
+            readyToUse: false,
+            creationTime: Date.now() * 1e6,
+          },
+        },
+      });
+      await custom.replaceNamespacedCustomObjectStatus({
+        group,
+        version,
+        namespace,
+        plural: 'volumesnapshots',
+        name,
+        body: {
+          ...vs,
+          status: {
+            boundVolumeSnapshotContentName: contentName,
+            readyToUse: false,
+            creationTime: new Date().toISOString(),
+            restoreSize: `${size / 2 ** 30}Gi`,
+          },
+        },
+      });
+      return;
+    }
+    // Bound: ready once EC2 has completed the snapshot.
+    const content = record(
+      await custom.getClusterCustomObject({
+        group,
+        version,
+        plural: 'volumesnapshotcontents',
+        name: contentName,
+      }),
+    );
+    const handle = text(record(content.status).snapshotHandle);
+    const found = await options.ec2.send(new DescribeSnapshotsCommand({ SnapshotIds: [handle] }));
+    if (found.Snapshots?.[0]?.State !== 'completed') return;
+    await custom.replaceClusterCustomObjectStatus({
+      group,
+      version,
+      plural: 'volumesnapshotcontents',
+      name: contentName,
+      body: { ...content, status: { ...record(content.status), readyToUse: true } },
+    });
+    await custom.replaceNamespacedCustomObjectStatus({
+      group,
+      version,
+      namespace,
+      plural: 'volumesnapshots',
+      name,
+      body: { ...vs, status: { ...status, readyToUse: true } },
+    });
+  };
+
+  const pass = async (): Promise<void> => {
+    const list = record(await custom.listClusterCustomObject({ group, version, plural: 'volumesnapshots' }));
+    for (const vs of Array.isArray(list.items) ? (list.items as Obj[]) : []) {
+      try {
+        await reconcile(vs);
+      } catch (error) {
+        // A conflict or a race with the backup is retried on the next pass, as a controller would.
+        errors.push(error instanceof Error ? error.message : String(error));
+      }
+    }
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      await pass().catch((error: unknown) => errors.push(String(error)));
+      await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 200));
+    }
+  })();
+  return {
+    errors,
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
