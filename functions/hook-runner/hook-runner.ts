@@ -25,6 +25,7 @@ import {
   hookSettingsLoader,
   outputResult,
 } from '../backup-item-block/item-block.js';
+import type { BlockVolumesDeps } from '../backup-item-block/volumes.js';
 
 const gzip = promisify(gzipCallback);
 
@@ -32,6 +33,9 @@ export interface HookRunnerDeps {
   readonly store: ObjectStore;
   readonly clock: Clock;
   readonly podExecFor: (cluster: string) => Promise<PodExec>;
+  /** The block's volumes, as in the worker (volumes.ts): unset, their snapshots fail, saying so. */
+  readonly snapshotter?: BlockVolumesDeps['snapshotter'];
+  readonly csiFor?: BlockVolumesDeps['csiFor'];
   readonly signal?: AbortSignal;
 }
 

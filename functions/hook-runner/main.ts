@@ -12,14 +12,17 @@
 import { z } from 'zod';
 import { awsAdapters } from '../../shared/adapters/aws-adapters.js';
 import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
+import { KubernetesCsiSnapshots } from '../../shared/adapters/kubernetes-csi-snapshots.js';
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import { HOOK_RUN_VARIABLE, hookRunInput } from '../../shared/contracts/hook-run.js';
 import { RecipeStepFailed } from '../../shared/domain/errors.js';
 import type { Cluster } from '../../shared/ports/cluster.js';
+import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
+import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { runRecipeHook } from '../run-recipe-hook/run-recipe-hook.js';
 import { runDeferredBlock } from './hook-runner.js';
 
@@ -37,6 +40,8 @@ async function adapters(env: z.infer<typeof runnerEnv>): Promise<{
   store: ObjectStore;
   podExecFor: (cluster: string) => Promise<PodExec>;
   clusterFor: (cluster: string) => Promise<Pick<Cluster, 'listPage'>>;
+  snapshotter?: Snapshotter;
+  csiFor?: (cluster: string) => Promise<CsiSnapshots>;
 }> {
   const aws =
     env.LIFEBOAT_BUCKET && env.AWS_REGION
@@ -56,13 +61,23 @@ async function adapters(env: z.infer<typeof runnerEnv>): Promise<{
     kc.loadFromFile(kubeconfig);
     const podExec = new KubernetesPodExec(kc);
     const cluster = new KubernetesCluster(kc);
-    return { store, podExecFor: async () => podExec, clusterFor: async () => cluster };
+    const csi = new KubernetesCsiSnapshots(cluster);
+    return {
+      store,
+      podExecFor: async () => podExec,
+      clusterFor: async () => cluster,
+      csiFor: async () => csi,
+      // Native EBS snapshots from a local run need EC2: only with the AWS variables.
+      ...(aws ? { snapshotter: aws.snapshotter() } : {}),
+    };
   }
   if (!aws) throw new Error('set LIFEBOAT_KUBECONFIG, or LIFEBOAT_BUCKET and AWS_REGION to reach EKS');
   return {
     store,
     podExecFor: (cluster) => aws.podExecNamed(cluster),
     clusterFor: (cluster) => aws.clusterNamed(cluster),
+    snapshotter: aws.snapshotter(),
+    csiFor: async (cluster) => new KubernetesCsiSnapshots(await aws.clusterNamed(cluster)),
   };
 }
 
