@@ -5,13 +5,17 @@
  * allows: snapshots may only be created carrying the `velero.io/backup` tag, tags only while
  * creating a snapshot, and the two Describe calls, which have no resource-level permissions, on
  * `*`. Creating CSI VolumeSnapshots needs Kubernetes write access the reading role's EKS access
- * policy does not give (see docs).
+ * policy does not give: its access entry carries VOLUME_SNAPSHOT_GROUP for the cluster's RBAC to
+ * bind (docs/backup-volumes.md).
  */
 import { Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import { stepFunction } from './step-function.js';
+
+/** The Kubernetes group of the backup's EKS access entry that a cluster binds to the snapshot API. */
+export const VOLUME_SNAPSHOT_GROUP = 'lifeboat:volume-snapshots';
 
 export function backupVolumeFunctions(
   scope: Construct,

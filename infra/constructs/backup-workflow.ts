@@ -15,7 +15,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { backupRecipeFunctions, type RecipeFunctions, recipeSubstitutions } from './backup-recipe.js';
-import { backupVolumeFunctions } from './backup-volumes.js';
+import { backupVolumeFunctions, VOLUME_SNAPSHOT_GROUP } from './backup-volumes.js';
 import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
@@ -169,8 +169,9 @@ export class BackupWorkflow extends Construct {
       clusters: props.clusters,
       accessPolicy: 'AmazonEKSAdminViewPolicy',
       // Workers exec hooks into pods: EKS has no access policy for exec alone, so a group the
-      // cluster's RBAC binds to pods/exec (docs/backup-hooks.md).
-      kubernetesGroups: [HOOK_EXEC_GROUP],
+      // cluster's RBAC binds to pods/exec (docs/backup-hooks.md). Likewise CSI snapshots: a group
+      // bound to create VolumeSnapshots and retain their contents (docs/backup-volumes.md).
+      kubernetesGroups: [HOOK_EXEC_GROUP, VOLUME_SNAPSHOT_GROUP],
     });
     this.hookRunner = new HookRunner(this, 'HookRunner', {
       bucket: props.bucket,

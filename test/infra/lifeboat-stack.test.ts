@@ -226,6 +226,11 @@ describe('the Lifeboat stack', () => {
       StringEquals: { 'ec2:CreateAction': 'CreateSnapshot' },
     });
     expect(withAction('ec2:DescribeSnapshots').length).toBeGreaterThan(0);
+    // CSI snapshots: the backup's access entry carries the group the cluster binds to the snapshot API.
+    const entries = Object.values(template.findResources('AWS::EKS::AccessEntry')).filter((e) =>
+      (e.Properties.KubernetesGroups ?? []).includes('lifeboat:volume-snapshots'),
+    );
+    expect(entries).toHaveLength(1);
   });
 
   it('passes the cdk-nag AwsSolutions checks', () => {
