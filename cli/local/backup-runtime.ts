@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { backupItemBlocks, recordDeadLetter } from '../../functions/backup-item-block/backup-item-block.js';
 import { collectItems } from '../../functions/collect-items/collect-items.js';
 import { finalizeBackup } from '../../functions/finalize-backup/finalize-backup.js';
@@ -84,6 +83,9 @@ export interface LocalBackupOptions {
     readonly kubeConfig?: KubeConfig;
   };
 }
+
+/** The credentials a KubernetesCluster reaches its cluster with (client-node's KubeConfig). */
+type KubeConfig = KubernetesCluster['kubeConfig'];
 
 function kubeConfigOf(options: LocalBackupOptions): KubeConfig {
   if (options.hookRunner?.kubeConfig) return options.hookRunner.kubeConfig;
@@ -176,7 +178,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
       ...(options.hookRunner?.storeEnvironment
         ? { storeEnvironment: options.hookRunner.storeEnvironment }
         : {}),
-      kubeConfig: kubeConfigOf(options),
+      kubeconfig: kubeConfigOf(options).exportConfig(),
     });
     return { StopCode: 'EssentialContainerExited', LastStatus: 'STOPPED' };
   };

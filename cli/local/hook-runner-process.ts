@@ -11,7 +11,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { LifeboatError } from '../../shared/domain/errors.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -38,12 +37,13 @@ export async function runHookRunnerProcess(options: {
   /** A `file://` store location, or variables that reach the store (LIFEBOAT_BUCKET, AWS_*). */
   storeLocation: string;
   storeEnvironment?: Readonly<Record<string, string>>;
-  kubeConfig: KubeConfig;
+  /** The cluster's kubeconfig, as text (KubeConfig.exportConfig()). */
+  kubeconfig: string;
 }): Promise<{ stdout: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'lifeboat-hook-runner-'));
   try {
     const kubeconfig = join(dir, 'kubeconfig');
-    await writeFile(kubeconfig, options.kubeConfig.exportConfig(), { mode: 0o600 });
+    await writeFile(kubeconfig, options.kubeconfig, { mode: 0o600 });
     const store = options.storeLocation.startsWith('file://')
       ? { LIFEBOAT_STORE_DIR: fileURLToPath(options.storeLocation) }
       : (options.storeEnvironment ?? {});

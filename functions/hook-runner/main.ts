@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { awsAdapters } from '../../shared/adapters/aws-adapters.js';
-import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
+import { clusterFromKubeconfig } from '../../shared/adapters/kubernetes-cluster.js';
 import { KubernetesCsiSnapshots } from '../../shared/adapters/kubernetes-csi-snapshots.js';
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
@@ -56,11 +56,8 @@ async function adapters(env: z.infer<typeof runnerEnv>): Promise<{
   if (!store) throw new Error('set LIFEBOAT_STORE_DIR, or LIFEBOAT_BUCKET and AWS_REGION');
   const kubeconfig = env.LIFEBOAT_KUBECONFIG;
   if (kubeconfig) {
-    const { KubeConfig } = await import('@kubernetes/client-node');
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    const podExec = new KubernetesPodExec(kc);
-    const cluster = new KubernetesCluster(kc);
+    const cluster = await clusterFromKubeconfig({ path: kubeconfig });
+    const podExec = new KubernetesPodExec(cluster.kubeConfig);
     const csi = new KubernetesCsiSnapshots(cluster);
     return {
       store,
