@@ -115,7 +115,9 @@ describe('lifeboat backup describe, volume sections', () => {
     const text = renderBackupDescribe({ document, volumeInfos, itemOperations, details: true });
     expect(text).toContain('  Operation for persistentvolumes /pv-data:');
     expect(text).toContain('    Backup Item Action Plugin:  lifeboat.io/ebs-volume-snapshotter');
-    expect(text).toContain('    Operation ID:               snap-1\n    Phase:                      Completed');
+    expect(text).toContain(
+      '    Operation ID:               snap-1\n    Phase:                      Completed',
+    );
     expect(text).toContain('    Progress:                   100 of 100 complete (%)');
     expect(text).toContain(
       [
