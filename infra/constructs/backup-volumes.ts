@@ -21,7 +21,6 @@ export function backupVolumeFunctions(
   scope: Construct,
   options: { environment: Record<string, string>; clusterReaderRole: Role },
 ): { volumeOperations: NodejsFunction } {
-  const stack = Stack.of(scope);
   const role = options.clusterReaderRole;
   // Re-entrant: one call looks at every operation once, the state machine waits between calls.
   const volumeOperations = stepFunction(scope, 'VolumeOperations', {
@@ -30,6 +29,16 @@ export function backupVolumeFunctions(
     environment: options.environment,
     role,
   });
+  grantEbsSnapshots(role);
+  return { volumeOperations };
+}
+
+/**
+ * What a role needs to take EBS snapshots as a backup does: the workers' and VolumeOperations'
+ * role, and the hook runner's, which backs up the blocks whose hooks outlast a worker.
+ */
+export function grantEbsSnapshots(role: Role): void {
+  const stack = Stack.of(role);
   const volumes = stack.formatArn({ service: 'ec2', resource: 'volume', resourceName: '*' });
   // EC2 snapshot ARNs carry no account.
   const snapshots = stack.formatArn({ service: 'ec2', resource: 'snapshot', resourceName: '*', account: '' });
@@ -67,5 +76,4 @@ export function backupVolumeFunctions(
     `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${region}::snapshot/*]`,
     'A backup creates snapshots whose ids do not exist yet; CreateSnapshot requires the velero.io/backup tag and CreateTags only applies while creating a snapshot',
   );
-  return { volumeOperations };
 }

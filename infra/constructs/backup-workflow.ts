@@ -15,7 +15,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { backupRecipeFunctions, type RecipeFunctions, recipeSubstitutions } from './backup-recipe.js';
-import { backupVolumeFunctions, VOLUME_SNAPSHOT_GROUP } from './backup-volumes.js';
+import { backupVolumeFunctions, grantEbsSnapshots, VOLUME_SNAPSHOT_GROUP } from './backup-volumes.js';
 import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
@@ -180,6 +180,8 @@ export class BackupWorkflow extends Construct {
       ...(props.prefix ? { prefix: props.prefix } : {}),
       ...(props.hookRunnerVpc ? { vpc: props.hookRunnerVpc } : {}),
     });
+    // The runner backs up whole blocks, volumes included, as a worker would.
+    grantEbsSnapshots(this.hookRunner.taskRole);
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: BACKUP_DEFINITION_FILE,

@@ -55,6 +55,8 @@ export interface HookRunnerProps {
 export class HookRunner extends Construct {
   readonly cluster: Cluster;
   readonly taskDefinition: FargateTaskDefinition;
+  /** The task's role (a deferred block's volumes are snapshotted with it too). */
+  readonly taskRole: Role;
   readonly securityGroup: SecurityGroup;
   readonly subnetIds: readonly string[];
   readonly assignPublicIp: boolean;
@@ -91,6 +93,7 @@ export class HookRunner extends Construct {
     props.key.grantEncryptDecrypt(taskRole);
     clusterAccess(this, { role: taskRole, clusters: props.clusters, kubernetesGroups: [HOOK_EXEC_GROUP] });
 
+    this.taskRole = taskRole;
     this.taskDefinition = new FargateTaskDefinition(this, 'Task', {
       cpu: 256,
       memoryLimitMiB: 512,

@@ -144,6 +144,15 @@ async function main(): Promise<void> {
       await fill(cluster, ca, { from: filled, to: target, namespaces });
       filled = target;
       process.stderr.write(`filled ${target} objects in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+      // The controllers add ReplicaSets and endpoints for what was just created: measuring while
+      // they still write would measure their load too. Wait until the objects hold still.
+      let settled = -1;
+      for (let round = 0; round < 40; round++) {
+        const { objects } = measure('list', cluster.kubeconfig, 'bench-*');
+        if (objects === settled) break;
+        settled = objects;
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+      }
       const list = measure('list', cluster.kubeconfig, 'bench-*');
       const backup = measure('backup', cluster.kubeconfig, 'bench-*');
       const listRate = list.objects / (list.ms / 1000);

@@ -129,7 +129,8 @@ describe('the Lifeboat stack', () => {
     expect(entries).toHaveLength(2);
     const taskEntry = entries.find((e) => (e.Properties.AccessPolicies ?? []).length === 0);
     expect(taskEntry).toBeDefined();
-    // The task role: S3 and KMS grants, DescribeCluster, nothing else.
+    // The task role: S3 and KMS grants, DescribeCluster, and the EC2 snapshot calls a block's
+    // volumes need (as the workers'), nothing else.
     const taskRoles = Object.entries(template.findResources('AWS::IAM::Role')).filter(([, r]) =>
       JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('ecs-tasks.amazonaws.com'),
     );
@@ -147,8 +148,17 @@ describe('the Lifeboat stack', () => {
       .flatMap((p) =>
         p.Properties.PolicyDocument.Statement.flatMap((s: { Action: string | string[] }) => s.Action),
       );
-    for (const action of actions) expect(action).toMatch(/^(s3|kms|eks):/);
+    const snapshotActions = [
+      'ec2:CreateSnapshot',
+      'ec2:CreateTags',
+      'ec2:DescribeVolumes',
+      'ec2:DescribeSnapshots',
+    ];
+    for (const action of actions) {
+      if (!snapshotActions.includes(action)) expect(action).toMatch(/^(s3|kms|eks):/);
+    }
     expect(actions).toContain('eks:DescribeCluster');
+    expect(actions).toEqual(expect.arrayContaining(snapshotActions));
     // The state machine may run exactly this task definition, and pass only its roles.
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
