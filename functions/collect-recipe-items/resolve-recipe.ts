@@ -15,6 +15,7 @@ import { LifeboatError } from '../../shared/domain/errors.js';
 import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { readRequestConfigMap } from '../read-configmap.js';
 
 /** Velero's install namespace, where a Backup (and so its recipe ConfigMap) lives by default. */
 export const DEFAULT_RECIPE_NAMESPACE = 'velero';
@@ -52,19 +53,17 @@ export async function resolveRecipe(
   const { name } = ref.configMap;
   const where = `backup.spec.recipe(ConfigMap ${namespace}/${name})`;
   if (!deps.cluster) throw new LifeboatError('the recipe ConfigMap cannot be read without the cluster');
-  let configMap: Record<string, unknown> | undefined;
-  try {
-    configMap = await deps.cluster.read({
-      resource: 'configmaps',
-      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name } },
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    });
-  } catch (error) {
-    if (error instanceof LifeboatError && error.retryable) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    return { ok: false, problems: [{ path: where, message: `cannot be read: ${message}` }] };
-  }
-  if (!configMap) return { ok: false, problems: [{ path: where, message: 'no such ConfigMap' }] };
+  const cluster = deps.cluster;
+  const read = await readRequestConfigMap({
+    cluster: async () => cluster,
+    namespace,
+    name,
+    path: where,
+    namePath: where,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  if (!read.ok) return read;
+  const configMap = read.value;
   const entry = onlyDataEntry(
     { namespace, name, data: configMap.data as Record<string, string> | undefined },
     (at, keys) => `the recipe ConfigMap ${at} must have exactly one data key, it has ${keys}`,

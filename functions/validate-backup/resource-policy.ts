@@ -17,10 +17,9 @@ import {
 import { parseDuration } from '../../shared/domain/duration.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import type { ResourcePolicy } from '../../shared/domain/volume-policy.js';
-import type { ClusterWriter } from '../../shared/ports/cluster.js';
+import { type ClusterReader, readRequestConfigMap } from '../read-configmap.js';
 
-/** Reading one object of the backed-up cluster. */
-export type ClusterReader = Pick<ClusterWriter, 'read'>;
+export type { ClusterReader };
 
 /** Velero's defaults: csiSnapshotTimeout 10m, itemOperationTimeout 4h. */
 export const DEFAULT_CSI_SNAPSHOT_TIMEOUT_MS = 600_000;
@@ -38,39 +37,18 @@ export async function resolveResourcePolicy(
     throw new LifeboatError(
       'ValidateBackup has no access to the cluster to read the resource policy ConfigMap',
     );
+  const clusterNamed = deps.clusterNamed;
   const where = `backup.spec.resourcePolicy(ConfigMap ${source.namespace}/${source.name})`;
-  let configMap: Record<string, unknown> | undefined;
-  try {
-    const cluster = await deps.clusterNamed(request.cluster);
-    configMap = await cluster.read({
-      resource: 'configmaps',
-      object: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { namespace: source.namespace, name: source.name },
-      },
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    });
-  } catch (error) {
-    if (error instanceof LifeboatError && error.retryable) throw error;
-    return {
-      ok: false,
-      problems: [
-        { path: where, message: `cannot be read: ${error instanceof Error ? error.message : String(error)}` },
-      ],
-    };
-  }
-  if (!configMap) {
-    return {
-      ok: false,
-      problems: [
-        {
-          path: 'backup.spec.resourcePolicy.name',
-          message: `ConfigMap ${source.namespace}/${source.name} not found`,
-        },
-      ],
-    };
-  }
+  const read = await readRequestConfigMap({
+    cluster: () => clusterNamed(request.cluster),
+    namespace: source.namespace,
+    name: source.name,
+    path: where,
+    namePath: 'backup.spec.resourcePolicy.name',
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  if (!read.ok) return read;
+  const configMap = read.value;
   const data = configMap.data;
   const checked = resourcePolicyFromConfigMap({
     namespace: source.namespace,

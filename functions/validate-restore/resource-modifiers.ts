@@ -14,10 +14,9 @@ import {
 import { type RestoreRequest, resourceModifierSource } from '../../shared/contracts/restore-request.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import type { ResourceModifiers } from '../../shared/domain/resource-modifiers.js';
-import type { ClusterWriter } from '../../shared/ports/cluster.js';
+import { type ClusterReader, readRequestConfigMap } from '../read-configmap.js';
 
-/** Reading one object of the target cluster. */
-export type ClusterReader = Pick<ClusterWriter, 'read'>;
+export type { ClusterReader };
 
 export async function resolveResourceModifiers(
   request: RestoreRequest,
@@ -30,37 +29,17 @@ export async function resolveResourceModifiers(
     throw new LifeboatError(
       'ValidateRestore has no access to the target cluster to read the resource modifier ConfigMap',
     );
+  const clusterNamed = deps.clusterNamed;
   const where = `restore.spec.resourceModifier(ConfigMap ${source.namespace}/${source.name})`;
-  let configMap: Record<string, unknown> | undefined;
-  try {
-    const cluster = await deps.clusterNamed(request.cluster);
-    configMap = await cluster.read({
-      resource: 'configmaps',
-      object: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { namespace: source.namespace, name: source.name },
-      },
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    });
-  } catch (error) {
-    if (error instanceof LifeboatError && error.retryable) throw error;
-    return {
-      ok: false,
-      problems: [
-        { path: where, message: `cannot be read: ${error instanceof Error ? error.message : String(error)}` },
-      ],
-    };
-  }
-  if (!configMap)
-    return {
-      ok: false,
-      problems: [
-        {
-          path: 'restore.spec.resourceModifier.name',
-          message: `ConfigMap ${source.namespace}/${source.name} not found`,
-        },
-      ],
-    };
+  const read = await readRequestConfigMap({
+    cluster: () => clusterNamed(request.cluster),
+    namespace: source.namespace,
+    name: source.name,
+    path: where,
+    namePath: 'restore.spec.resourceModifier.name',
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  if (!read.ok) return read;
+  const configMap = read.value;
   return resourceModifiersFromConfigMap(configMap, where);
 }
