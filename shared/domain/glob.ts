@@ -10,26 +10,46 @@ function escapeChar(ch: string): string {
   return /[\\^$.*+?()[\]{}|/-]/.test(ch) ? `\\${ch}` : ch;
 }
 
-function compile(pattern: string): RegExp {
+export interface GlobOptions {
+  /** A character `*` and `?` do not cross (`**` does), as gobwas/glob's separators; none by default. */
+  readonly separator?: string;
+  /**
+   * Refuse what gobwas/glob refuses (an unclosed `[` or `{`, an empty class, a trailing `\`)
+   * instead of reading it as literally as possible.
+   */
+  readonly strict?: boolean;
+}
+
+/** The pattern as an anchored RegExp, or undefined when it does not compile (strict only). */
+export function compileGlob(pattern: string, options: GlobOptions = {}): RegExp | undefined {
+  const sep = options.separator;
+  const any = sep ? `[^${escapeChar(sep)}]` : '.';
   let out = '';
   let depth = 0;
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i] ?? '';
-    if (ch === '\\' && i + 1 < pattern.length) {
-      out += escapeChar(pattern[++i] ?? '');
+    if (ch === '\\') {
+      if (i + 1 < pattern.length) out += escapeChar(pattern[++i] ?? '');
+      else if (options.strict) return undefined;
+      else out += '\\\\';
     } else if (ch === '*') {
-      out += '.*';
+      if (sep && pattern[i + 1] === '*') {
+        out += '.*';
+        i++;
+      } else out += `${any}*`;
     } else if (ch === '?') {
-      out += '.';
+      out += any;
     } else if (ch === '[') {
       const end = pattern.indexOf(']', i + 1);
       if (end < 0) {
+        if (options.strict) return undefined;
         out += '\\[';
         continue;
       }
       let body = pattern.slice(i + 1, end);
       const negate = body.startsWith('!');
       if (negate) body = body.slice(1);
+      if (body === '' && options.strict) return undefined;
       out += `[${negate ? '^' : ''}${body.replace(/[\\\]^]/g, (c) => `\\${c}`)}]`;
       i = end;
     } else if (ch === '{') {
@@ -44,6 +64,7 @@ function compile(pattern: string): RegExp {
       out += escapeChar(ch);
     }
   }
+  if (depth > 0 && options.strict) return undefined;
   out += ')'.repeat(depth);
   return new RegExp(`^(?:${out})$`);
 }
@@ -55,7 +76,7 @@ export function isGlob(pattern: string): boolean {
 export function globMatches(pattern: string, value: string): boolean {
   let re = cache.get(pattern);
   if (!re) {
-    re = compile(pattern);
+    re = compileGlob(pattern) ?? /$^/;
     cache.set(pattern, re);
   }
   return re.test(value);

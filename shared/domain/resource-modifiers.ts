@@ -12,6 +12,7 @@
  */
 import type { Operation } from 'fast-json-patch';
 import jsonPatch from 'fast-json-patch';
+import { compileGlob } from './glob.js';
 import { shouldInclude } from './includes-excludes.js';
 import { type LabelSelector, selectorMatches } from './label-selector.js';
 import { applyMergePatch, isJsonObject, type JsonObject } from './merge-patch.js';
@@ -57,47 +58,7 @@ const globCache = new Map<string, RegExp | undefined>();
  */
 export function groupResourceGlob(pattern: string): RegExp | undefined {
   if (globCache.has(pattern)) return globCache.get(pattern);
-  let out = '';
-  let depth = 0;
-  let valid = true;
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i] ?? '';
-    if (ch === '\\') {
-      const next = pattern[++i];
-      if (next === undefined) valid = false;
-      else out += next.replace(/[\\^$.*+?()[\]{}|/-]/, (c) => `\\${c}`);
-    } else if (ch === '*') {
-      if (pattern[i + 1] === '*') {
-        out += '.*';
-        i++;
-      } else out += '[^.]*';
-    } else if (ch === '?') {
-      out += '[^.]';
-    } else if (ch === '[') {
-      const end = pattern.indexOf(']', i + 1);
-      if (end < 0) {
-        valid = false;
-        break;
-      }
-      let body = pattern.slice(i + 1, end);
-      const negate = body.startsWith('!');
-      if (negate) body = body.slice(1);
-      if (body === '') valid = false;
-      out += `[${negate ? '^' : ''}${body.replace(/[\\\]^]/g, (c) => `\\${c}`)}]`;
-      i = end;
-    } else if (ch === '{') {
-      depth++;
-      out += '(?:';
-    } else if (ch === '}' && depth > 0) {
-      depth--;
-      out += ')';
-    } else if (ch === ',' && depth > 0) {
-      out += '|';
-    } else {
-      out += ch.replace(/[\\^$.*+?()[\]{}|/-]/, (c) => `\\${c}`);
-    }
-  }
-  const compiled = valid && depth === 0 ? new RegExp(`^(?:${out})$`) : undefined;
+  const compiled = compileGlob(pattern, { separator: '.', strict: true });
   globCache.set(pattern, compiled);
   return compiled;
 }
