@@ -157,20 +157,28 @@ export function startCsiSnapshotController(options: {
     });
   };
 
+  // A conflict, throttling (an apiserver re-initializing a new CRD's storage answers 429) or a
+  // server error is retried on the next pass, as a controller requeues; anything else is an error.
+  const transient = (error: unknown): boolean => {
+    const code = (error as { code?: unknown } | null)?.code;
+    return typeof code === 'number' && (code === 409 || code === 429 || code >= 500);
+  };
+  const recordError = (error: unknown): void => {
+    if (!transient(error)) errors.push(error instanceof Error ? error.message : String(error));
+  };
   const pass = async (): Promise<void> => {
     const list = record(await custom.listClusterCustomObject({ group, version, plural: 'volumesnapshots' }));
     for (const vs of Array.isArray(list.items) ? (list.items as Obj[]) : []) {
       try {
         await reconcile(vs);
       } catch (error) {
-        // A conflict or a race with the backup is retried on the next pass, as a controller would.
-        errors.push(error instanceof Error ? error.message : String(error));
+        recordError(error);
       }
     }
   };
   const loop = (async () => {
     while (!stopped) {
-      await pass().catch((error: unknown) => errors.push(String(error)));
+      await pass().catch(recordError);
       await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 200));
     }
   })();
