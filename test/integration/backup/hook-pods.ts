@@ -52,3 +52,40 @@ export async function namespaceWithServiceAccount(kc: KubeConfig, namespace: str
     ),
   );
 }
+
+/** A PVC bound to a hostPath PV made for it (no provisioner needed). */
+export async function claimOnHostPath(
+  kc: KubeConfig,
+  options: {
+    namespace: string;
+    claim: string;
+    volume: string;
+    path: string;
+    labels?: Record<string, string>;
+  },
+): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createPersistentVolume({
+    body: {
+      metadata: { name: options.volume },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        hostPath: { path: options.path },
+        storageClassName: '',
+      },
+    },
+  });
+  await core.createNamespacedPersistentVolumeClaim({
+    namespace: options.namespace,
+    body: {
+      metadata: { name: options.claim, ...(options.labels ? { labels: options.labels } : {}) },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: '',
+        volumeName: options.volume,
+        resources: { requests: { storage: '1Gi' } },
+      },
+    },
+  });
+}

@@ -12,7 +12,7 @@ import { backupKeys } from '../../../shared/domain/storage-keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { itemsIn, readArchive } from '../support/archive.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
-import { namespaceWithServiceAccount, runningPod, text } from './hook-pods.js';
+import { claimOnHostPath, namespaceWithServiceAccount, runningPod, text } from './hook-pods.js';
 import { backup, backupRequest, tempStore } from './support.js';
 
 /** Index of the first log line matching every part, after `from`; -1 when none. */
@@ -33,30 +33,7 @@ describe('backup hooks around each ItemBlock', () => {
   beforeAll(async () => {
     kc = kubeConfigFor(testEnv().clusters.source);
     await namespaceWithServiceAccount(kc, namespace);
-    const core = kc.makeApiClient(CoreV1Api);
-    await core.createPersistentVolume({
-      body: {
-        metadata: { name: volume },
-        spec: {
-          capacity: { storage: '1Gi' },
-          accessModes: ['ReadWriteOnce'],
-          hostPath: { path: '/tmp/lifeboat-hooks' },
-          storageClassName: '',
-        },
-      },
-    });
-    await core.createNamespacedPersistentVolumeClaim({
-      namespace,
-      body: {
-        metadata: { name: 'fragile-data' },
-        spec: {
-          accessModes: ['ReadWriteOnce'],
-          storageClassName: '',
-          volumeName: volume,
-          resources: { requests: { storage: '1Gi' } },
-        },
-      },
-    });
+    await claimOnHostPath(kc, { namespace, claim: 'fragile-data', volume, path: '/tmp/lifeboat-hooks' });
     await Promise.all([
       // Annotation hooks: the pre hook writes a file in the pod's work directory, the post hook
       // reads and removes it. A spec hook also selects this pod: the annotations win.

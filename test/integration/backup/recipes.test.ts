@@ -15,7 +15,7 @@ import { backupKeys } from '../../../shared/domain/storage-keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { itemsIn, readArchive } from '../support/archive.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
-import { namespaceWithServiceAccount, runningPod, text } from './hook-pods.js';
+import { claimOnHostPath, namespaceWithServiceAccount, runningPod, text } from './hook-pods.js';
 import { backup, backupRequest, type Outcome, tempStore } from './support.js';
 
 const FIXTURE = join(import.meta.dirname, '..', '..', 'fixtures', 'recipes', 'checkpoint-recipe.yaml');
@@ -79,28 +79,12 @@ describe('a backup that follows seed 002’s checkpoint recipe', () => {
     kc = kubeConfigFor(testEnv().clusters.source);
     await namespaceWithServiceAccount(kc, namespace);
     const core = kc.makeApiClient(CoreV1Api);
-    await core.createPersistentVolume({
-      body: {
-        metadata: { name: volume },
-        spec: {
-          capacity: { storage: '1Gi' },
-          accessModes: ['ReadWriteOnce'],
-          hostPath: { path: '/tmp/lifeboat-recipe' },
-          storageClassName: '',
-        },
-      },
-    });
-    await core.createNamespacedPersistentVolumeClaim({
+    await claimOnHostPath(kc, {
       namespace,
-      body: {
-        metadata: { name: 'data', labels: { 'icpdsupport/empty-on-nd-backup': 'true' } },
-        spec: {
-          accessModes: ['ReadWriteOnce'],
-          storageClassName: '',
-          volumeName: volume,
-          resources: { requests: { storage: '1Gi' } },
-        },
-      },
+      claim: 'data',
+      volume,
+      path: '/tmp/lifeboat-recipe',
+      labels: { 'icpdsupport/empty-on-nd-backup': 'true' },
     });
     await core.createNamespacedConfigMap({
       namespace,

@@ -20,6 +20,7 @@ import type { ObjectStore, PutOptions } from '../../../shared/ports/object-store
 import { backup, backupRequest, tempStore } from '../backup/support.js';
 import { readArchive } from '../support/archive.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
+import { subset } from '../support/subset.js';
 
 const CHUNK_SIZE = 5;
 const CONFIGMAPS = 42;
@@ -32,19 +33,6 @@ interface RestoreTotals {
   updated: number;
   skipped: number;
   failed: number;
-}
-
-function subset(want: unknown, have: unknown): boolean {
-  if (want && typeof want === 'object' && !Array.isArray(want)) {
-    return (
-      !!have &&
-      typeof have === 'object' &&
-      Object.entries(want as Record<string, unknown>).every(([k, v]) =>
-        subset(v, (have as Record<string, unknown>)[k]),
-      )
-    );
-  }
-  return JSON.stringify(want) === JSON.stringify(have);
 }
 
 /** The most RestorePhase invocations of one phase that were running at the same moment. */

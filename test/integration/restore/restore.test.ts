@@ -19,6 +19,7 @@ import { installSampleApp, type SampleApp } from '../../fixtures/sample-app.js';
 import { backup, backupRequest, tempStore } from '../backup/support.js';
 import { readArchive } from '../support/archive.js';
 import { kubeConfigFor, testEnv, uniqueName, useDrCluster } from '../support/env.js';
+import { subset } from '../support/subset.js';
 import { waitFor } from '../support/wait.js';
 
 /** Objects that controllers of the target cluster recreate or own; compared by existence only. */
@@ -29,19 +30,6 @@ const CONTROLLER_MANAGED = [
   'pods',
   'replicasets.apps',
 ];
-
-function subset(want: unknown, have: unknown): boolean {
-  if (want && typeof want === 'object' && !Array.isArray(want)) {
-    return (
-      !!have &&
-      typeof have === 'object' &&
-      Object.entries(want as Record<string, unknown>).every(([k, v]) =>
-        subset(v, (have as Record<string, unknown>)[k]),
-      )
-    );
-  }
-  return JSON.stringify(want) === JSON.stringify(have);
-}
 
 async function restore(
   kc: KubeConfig,
