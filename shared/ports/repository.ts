@@ -1,0 +1,133 @@
+/**
+ * The data mover's repository: a content-addressed, deduplicated, compressed and encrypted store
+ * of volume data under `plugins/lifeboat/repository/` of the backup bucket (docs/repository-format.md).
+ * Block mode and file mode both write blobs here and describe what they wrote with one snapshot
+ * manifest per volume. Implemented over an ObjectStore by adapters/repository.
+ *
+ * Never: one storage object per blob (blobs are packed), a blob returned without its hash checked,
+ * a manifest written before every blob it names is durable.
+ */
+
+/** A blob's content id: a keyed hash of its plaintext, lowercase hex. */
+export type BlobId = string;
+
+export interface BlobWrite {
+  readonly id: BlobId;
+  /** False when a blob with this id was already stored (deduplicated); nothing was uploaded. */
+  readonly stored: boolean;
+  readonly rawBytes: number;
+  /** Bytes after compression and encryption; 0 when deduplicated. */
+  readonly storedBytes: number;
+}
+
+/** Figures of one writer session, reported in progress and in volumes-info. */
+export interface WriteStats {
+  readonly blobsStored: number;
+  readonly blobsDeduplicated: number;
+  readonly rawBytes: number;
+  readonly storedBytes: number;
+  readonly packsWritten: number;
+}
+
+export interface RepositoryWriter {
+  /** The id data would get, without storing it. */
+  blobId(data: Uint8Array): BlobId;
+  /** Whether a blob with this id is stored (or queued in this writer's open pack). */
+  has(id: BlobId): boolean;
+  /**
+   * Stores data unless a blob with its id exists. Blobs are gathered into packs; memory stays
+   * bounded by the pack size and the upload concurrency, whatever the volume's size.
+   */
+  putBlob(data: Uint8Array, options?: { signal?: AbortSignal }): Promise<BlobWrite>;
+  /** Uploads open packs and their index entries: every blob put so far is durable afterwards. */
+  flush(options?: { signal?: AbortSignal }): Promise<void>;
+  stats(): WriteStats;
+}
+
+export interface RepositoryReader {
+  /** The blob's plaintext; its hash is checked (BlobCorrupt), a missing blob is BlobMissing. */
+  getBlob(id: BlobId, options?: { signal?: AbortSignal }): Promise<Uint8Array>;
+}
+
+/** Where a block-mode snapshot's data came from; free-form facts kept for restore and describe. */
+export interface BlockSource {
+  readonly snapshotId: string;
+  readonly volumeId?: string;
+  readonly region?: string;
+  readonly accountId?: string;
+}
+
+/**
+ * One volume snapshot in the repository. Block mode: the volume's non-empty blocks, each a blob,
+ * listed in block-map blobs (JSON arrays of `[blockIndex, blobId]`, ascending) so a manifest stays
+ * small for any volume size. File mode: the root directory's tree blob.
+ */
+export type SnapshotManifest =
+  | {
+      readonly kind: 'block';
+      readonly id: string;
+      readonly createdAt: string;
+      /** e.g. `velero.io/backup`, `velero.io/pvc-namespace`, `velero.io/pvc-name`. */
+      readonly tags: Readonly<Record<string, string>>;
+      readonly source: BlockSource;
+      readonly volumeSizeBytes: number;
+      readonly blockSizeBytes: number;
+      readonly blockMap: readonly BlobId[];
+      /** The manifest this one was made incrementally against. */
+      readonly parent?: string;
+      readonly stats: ManifestStats;
+    }
+  | {
+      readonly kind: 'file';
+      readonly id: string;
+      readonly createdAt: string;
+      readonly tags: Readonly<Record<string, string>>;
+      readonly root: BlobId;
+      readonly stats: ManifestStats;
+    };
+
+export interface ManifestStats {
+  /** Bytes of data the snapshot holds (block mode: non-empty blocks; file mode: file contents). */
+  readonly totalBytes: number;
+  /** Bytes read from the source during this run (an incremental reads only what changed). */
+  readonly bytesRead: number;
+  readonly blocksRead?: number;
+  readonly rawBytesStored: number;
+  readonly storedBytes: number;
+  readonly blobsDeduplicated: number;
+}
+
+export interface ManifestSummary {
+  readonly id: string;
+  readonly kind: 'block' | 'file';
+  readonly createdAt: string;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+export interface GcReport {
+  readonly liveManifests: number;
+  readonly packsKept: number;
+  readonly packsDeleted: number;
+  readonly bytesFreed: number;
+}
+
+export interface VerifyReport {
+  readonly blobsChecked: number;
+  readonly bytesChecked: number;
+  /** Blob ids whose stored bytes do not match their id, or that an index names but no pack holds. */
+  readonly problems: readonly string[];
+}
+
+export interface Repository extends RepositoryReader {
+  /** A writer for one data-mover run; its blobs become visible to others at flush. */
+  writer(): RepositoryWriter;
+  /** Written once, after the writer flushed; the id is the manifest's own. */
+  writeManifest(manifest: SnapshotManifest, options?: { signal?: AbortSignal }): Promise<void>;
+  readManifest(id: string, options?: { signal?: AbortSignal }): Promise<SnapshotManifest>;
+  listManifests(options?: { signal?: AbortSignal }): Promise<readonly ManifestSummary[]>;
+  deleteManifest(id: string, options?: { signal?: AbortSignal }): Promise<void>;
+  /** Mark from live manifests, sweep unreferenced packs; safe while writers run. */
+  collectGarbage(options?: { signal?: AbortSignal }): Promise<GcReport>;
+  /** Reads every pack and checks every blob's hash against its id. */
+  verify(options?: { signal?: AbortSignal }): Promise<VerifyReport>;
+}
