@@ -29,6 +29,12 @@ def apply_fixes() -> None:
 
     ebs_models.EBSSnapshot.__init__ = init_with_aws_block_size
 
+    # Block lineage, StartSnapshot's parent/encryption/idempotency, checksums, ListChangedBlocks,
+    # pagination and errors of the EBS direct APIs: see ebs_direct.py.
+    import ebs_direct
+
+    ebs_direct.apply()
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="moto server for Lifeboat tests")
