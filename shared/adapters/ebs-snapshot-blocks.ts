@@ -1,0 +1,379 @@
+/**
+ * SnapshotBlocks over the EBS direct APIs (@aws-sdk/client-ebs). Every call is retried with
+ * backoff on throttling, 5xx, network failures and (for reads) a body that breaks off or fails
+ * its SHA-256: the SDK's own retries end when the response starts, a block's body is read after.
+ * What still fails becomes RetryableError or CloudRequestRefused, as in ebs-snapshotter.
+ * Credentials and region are the client's: build one per account and region (snapshotBlocksFor).
+ * Never logs; never returns or sends a block without its checksum.
+ */
+import { createHash } from 'node:crypto';
+import {
+  CompleteSnapshotCommand,
+  EBSClient,
+  EBSServiceException,
+  GetSnapshotBlockCommand,
+  ListChangedBlocksCommand,
+  ListSnapshotBlocksCommand,
+  PutSnapshotBlockCommand,
+  StartSnapshotCommand,
+  type StartSnapshotCommandOutput,
+} from '@aws-sdk/client-ebs';
+import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { CloudRequestRefused, RetryableError } from '../domain/errors.js';
+import type {
+  BlockPage,
+  ChangedBlockRef,
+  EbsSnapshotStatus,
+  SnapshotBlockRef,
+  SnapshotBlocks,
+  StartedSnapshot,
+} from '../ports/snapshot-blocks.js';
+
+/** EBS direct API error codes that mean "later" (AWS: always retry these and 5xx). */
+const RETRYABLE_CODES = new Set([
+  'RequestThrottledException',
+  'ThrottlingException',
+  'InternalServerException',
+  'ConcurrentLimitExceededException',
+  'ServiceUnavailable',
+]);
+
+/** Node and SDK names for a request that never got (all of) its answer. */
+const NETWORK_ERRORS = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'TimeoutError',
+  'RequestTimeout',
+  'NetworkingError',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+/** Pauses between attempts (jittered ±50%): about 45 s in all before a call gives up. */
+const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [200, 500, 1000, 2000, 4000, 8000, 12000, 16000];
+
+/** AWS's largest page for both listings. */
+const PAGE_SIZE = 10_000;
+
+const sha256Base64 = (data: Uint8Array): string => createHash('sha256').update(data).digest('base64');
+
+/** The error a failed EBS call becomes; an abort or a bug is passed on unchanged. */
+export function ebsErrorOf(
+  error: unknown,
+  context: { what: string; signal?: AbortSignal | undefined },
+): unknown {
+  const { what, signal } = context;
+  if (signal?.aborted || (error instanceof Error && error.name === 'AbortError')) return error;
+  if (error instanceof RetryableError || error instanceof CloudRequestRefused) return error;
+  if (error instanceof EBSServiceException) {
+    const status = error.$metadata.httpStatusCode ?? 0;
+    const reason = (error as { Reason?: unknown }).Reason;
+    const message = `${what}: ${error.name}${typeof reason === 'string' ? ` (${reason})` : ''}: ${error.message}`;
+    if (
+      RETRYABLE_CODES.has(error.name) ||
+      error.$retryable ||
+      error.$fault === 'server' ||
+      status === 429 ||
+      status >= 500
+    ) {
+      return new RetryableError(message, { cause: error });
+    }
+    return new CloudRequestRefused(message, { code: error.name, cause: error });
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  const network =
+    NETWORK_ERRORS.has((error as Error | null)?.name ?? '') ||
+    (typeof code === 'string' && NETWORK_ERRORS.has(code));
+  return network ? new RetryableError(`${what}: ${(error as Error).message}`, { cause: error }) : error;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export class EbsSnapshotBlocks implements SnapshotBlocks {
+  private readonly client: EBSClient;
+  private readonly retryDelaysMs: readonly number[];
+
+  constructor(options: { client: EBSClient; retryDelaysMs?: readonly number[] }) {
+    this.client = options.client;
+    this.retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  }
+
+  /** Runs `call` until it succeeds, fails for good, or the retries run out. */
+  private async retried<T>(
+    what: string,
+    signal: AbortSignal | undefined,
+    call: () => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call();
+      } catch (error) {
+        const mapped = ebsErrorOf(error, { what, signal });
+        const delay = this.retryDelaysMs[attempt];
+        if (!(mapped instanceof RetryableError) || delay === undefined || signal?.aborted) throw mapped;
+        await sleep(delay * (0.5 + Math.random()), signal);
+      }
+    }
+  }
+
+  async *listSnapshotBlocks(options: {
+    snapshotId: string;
+    startingBlockIndex?: number;
+    signal?: AbortSignal;
+  }): AsyncIterable<BlockPage<SnapshotBlockRef>> {
+    const { snapshotId, signal } = options;
+    let token: string | undefined;
+    do {
+      const page = await this.retried(`ListSnapshotBlocks ${snapshotId}`, signal, () =>
+        this.client.send(
+          new ListSnapshotBlocksCommand({
+            SnapshotId: snapshotId,
+            MaxResults: PAGE_SIZE,
+            ...(token
+              ? { NextToken: token }
+              : options.startingBlockIndex
+                ? { StartingBlockIndex: options.startingBlockIndex }
+                : {}),
+          }),
+          { abortSignal: signal },
+        ),
+      );
+      const blocks: SnapshotBlockRef[] = [];
+      for (const b of page.Blocks ?? [])
+        if (b.BlockIndex !== undefined && b.BlockToken)
+          blocks.push({ index: b.BlockIndex, token: b.BlockToken });
+      yield { volumeSizeGiB: page.VolumeSize ?? 0, blockSizeBytes: page.BlockSize ?? 0, blocks };
+      token = page.NextToken ?? undefined;
+    } while (token);
+  }
+
+  async *listChangedBlocks(options: {
+    firstSnapshotId: string;
+    secondSnapshotId: string;
+    startingBlockIndex?: number;
+    signal?: AbortSignal;
+  }): AsyncIterable<BlockPage<ChangedBlockRef>> {
+    const { firstSnapshotId, secondSnapshotId, signal } = options;
+    let token: string | undefined;
+    do {
+      const page = await this.retried(
+        `ListChangedBlocks ${firstSnapshotId} → ${secondSnapshotId}`,
+        signal,
+        () =>
+          this.client.send(
+            new ListChangedBlocksCommand({
+              FirstSnapshotId: firstSnapshotId,
+              SecondSnapshotId: secondSnapshotId,
+              MaxResults: PAGE_SIZE,
+              ...(token
+                ? { NextToken: token }
+                : options.startingBlockIndex
+                  ? { StartingBlockIndex: options.startingBlockIndex }
+                  : {}),
+            }),
+            { abortSignal: signal },
+          ),
+      );
+      const blocks: ChangedBlockRef[] = [];
+      for (const b of page.ChangedBlocks ?? []) {
+        if (b.BlockIndex === undefined) continue;
+        blocks.push({
+          index: b.BlockIndex,
+          ...(b.FirstBlockToken ? { firstToken: b.FirstBlockToken } : {}),
+          ...(b.SecondBlockToken ? { secondToken: b.SecondBlockToken } : {}),
+        });
+      }
+      yield { volumeSizeGiB: page.VolumeSize ?? 0, blockSizeBytes: page.BlockSize ?? 0, blocks };
+      token = page.NextToken ?? undefined;
+    } while (token);
+  }
+
+  async getSnapshotBlock(options: {
+    snapshotId: string;
+    blockIndex: number;
+    blockToken: string;
+    signal?: AbortSignal;
+  }): Promise<Uint8Array> {
+    const { snapshotId, blockIndex, signal } = options;
+    const what = `GetSnapshotBlock ${snapshotId} #${blockIndex}`;
+    return this.retried(what, signal, async () => {
+      const res = await this.client.send(
+        new GetSnapshotBlockCommand({
+          SnapshotId: snapshotId,
+          BlockIndex: blockIndex,
+          BlockToken: options.blockToken,
+        }),
+        { abortSignal: signal },
+      );
+      const data = await res.BlockData?.transformToByteArray();
+      if (!data) throw new RetryableError(`${what}: no block data in the answer`);
+      if (res.DataLength !== undefined && res.DataLength !== data.length)
+        throw new RetryableError(`${what}: ${data.length} bytes read, ${res.DataLength} announced`);
+      if (res.ChecksumAlgorithm !== 'SHA256' || !res.Checksum)
+        throw new CloudRequestRefused(`${what}: the answer carries no SHA-256 checksum`, {
+          code: 'MissingChecksum',
+        });
+      if (sha256Base64(data) !== res.Checksum)
+        throw new RetryableError(`${what}: the data does not match its SHA-256 checksum`);
+      return data;
+    });
+  }
+
+  async startSnapshot(options: {
+    volumeSizeGiB: number;
+    parentSnapshotId?: string;
+    encrypted?: boolean;
+    kmsKeyArn?: string;
+    tags?: Readonly<Record<string, string>>;
+    description?: string;
+    clientToken?: string;
+    timeoutMinutes?: number;
+    signal?: AbortSignal;
+  }): Promise<StartedSnapshot> {
+    const what = `StartSnapshot of ${options.volumeSizeGiB} GiB`;
+    const tags = Object.entries(options.tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
+    const send = (): Promise<StartSnapshotCommandOutput> =>
+      this.client.send(
+        new StartSnapshotCommand({
+          VolumeSize: options.volumeSizeGiB,
+          ...(options.parentSnapshotId ? { ParentSnapshotId: options.parentSnapshotId } : {}),
+          ...(options.encrypted ? { Encrypted: true } : {}),
+          ...(options.kmsKeyArn ? { KmsKeyArn: options.kmsKeyArn } : {}),
+          ...(tags.length > 0 ? { Tags: tags } : {}),
+          ...(options.description ? { Description: options.description } : {}),
+          ...(options.clientToken ? { ClientToken: options.clientToken } : {}),
+          ...(options.timeoutMinutes ? { Timeout: options.timeoutMinutes } : {}),
+        }),
+        { abortSignal: options.signal },
+      );
+    let started: StartSnapshotCommandOutput;
+    if (options.clientToken) {
+      started = await this.retried(what, options.signal, send);
+    } else {
+      // Without a client token a retry after a lost answer would leave a second snapshot behind.
+      try {
+        started = await send();
+      } catch (error) {
+        throw ebsErrorOf(error, { what, signal: options.signal });
+      }
+    }
+    if (!started.SnapshotId)
+      throw new CloudRequestRefused(`${what}: no snapshot id returned`, { code: 'NoSnapshotId' });
+    return {
+      snapshotId: started.SnapshotId,
+      status: (started.Status ?? 'pending') as EbsSnapshotStatus,
+      blockSizeBytes: started.BlockSize ?? 0,
+      volumeSizeGiB: started.VolumeSize ?? options.volumeSizeGiB,
+      ...(started.KmsKeyArn ? { kmsKeyArn: started.KmsKeyArn } : {}),
+    };
+  }
+
+  async putSnapshotBlock(options: {
+    snapshotId: string;
+    blockIndex: number;
+    data: Uint8Array;
+    progressPercent?: number;
+    signal?: AbortSignal;
+  }): Promise<void> {
+    const { snapshotId, blockIndex, data, signal } = options;
+    const checksum = sha256Base64(data);
+    await this.retried(`PutSnapshotBlock ${snapshotId} #${blockIndex}`, signal, () =>
+      this.client.send(
+        new PutSnapshotBlockCommand({
+          SnapshotId: snapshotId,
+          BlockIndex: blockIndex,
+          BlockData: data,
+          DataLength: data.length,
+          Checksum: checksum,
+          ChecksumAlgorithm: 'SHA256',
+          ...(options.progressPercent === undefined
+            ? {}
+            : { Progress: Math.max(0, Math.min(100, Math.round(options.progressPercent))) }),
+        }),
+        { abortSignal: signal },
+      ),
+    );
+  }
+
+  async completeSnapshot(options: {
+    snapshotId: string;
+    changedBlocksCount: number;
+    signal?: AbortSignal;
+  }): Promise<EbsSnapshotStatus> {
+    const { snapshotId, signal } = options;
+    const res = await this.retried(`CompleteSnapshot ${snapshotId}`, signal, () =>
+      this.client.send(
+        new CompleteSnapshotCommand({
+          SnapshotId: snapshotId,
+          ChangedBlocksCount: options.changedBlocksCount,
+        }),
+        { abortSignal: signal },
+      ),
+    );
+    return (res.Status ?? 'pending') as EbsSnapshotStatus;
+  }
+}
+
+/**
+ * EBS direct APIs for one account and region: the ambient credentials, given ones, or a role
+ * assumed from them (a restore's target account; `externalId` as the role's trust policy asks).
+ * The SDK retries throttling with client-side rate limiting (adaptive mode); sockets enough for
+ * the data mover's concurrency.
+ */
+export function snapshotBlocksFor(options: {
+  region: string;
+  endpoint?: string;
+  credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider;
+  roleArn?: string;
+  externalId?: string;
+  maxSockets?: number;
+}): EbsSnapshotBlocks {
+  const maxSockets = options.maxSockets ?? 128;
+  const credentials = options.roleArn
+    ? fromTemporaryCredentials({
+        params: {
+          RoleArn: options.roleArn,
+          RoleSessionName: 'lifeboat-data-mover',
+          ...(options.externalId ? { ExternalId: options.externalId } : {}),
+        },
+        clientConfig: {
+          region: options.region,
+          ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+        },
+        ...(options.credentials ? { masterCredentials: options.credentials } : {}),
+      })
+    : options.credentials;
+  return new EbsSnapshotBlocks({
+    client: new EBSClient({
+      region: options.region,
+      maxAttempts: 4,
+      retryMode: 'adaptive',
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      ...(credentials ? { credentials } : {}),
+      requestHandler: { httpAgent: { maxSockets }, httpsAgent: { maxSockets } },
+    }),
+  });
+}
