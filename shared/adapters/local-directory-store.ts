@@ -6,7 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { link, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -79,6 +79,28 @@ export class LocalDirectoryStore implements ObjectStore {
   async getStream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
     const body = await this.get(key);
     return body ? Readable.from([body]) : undefined;
+  }
+
+  async getRange(key: string, range: { offset: number; length: number }): Promise<Uint8Array | undefined> {
+    let file: import('node:fs/promises').FileHandle;
+    try {
+      file = await open(this.path(key), 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const out = Buffer.alloc(range.length);
+      let filled = 0;
+      while (filled < range.length) {
+        const { bytesRead } = await file.read(out, filled, range.length - filled, range.offset + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return out.subarray(0, filled);
+    } finally {
+      await file.close();
+    }
   }
 
   async exists(key: string): Promise<boolean> {

@@ -111,6 +111,30 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
+  async getRange(
+    key: string,
+    range: { offset: number; length: number },
+    options?: { signal?: AbortSignal },
+  ): Promise<Uint8Array | undefined> {
+    if (range.length <= 0) return new Uint8Array(0);
+    try {
+      const res = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: this.key(key),
+          Range: `bytes=${range.offset}-${range.offset + range.length - 1}`,
+        }),
+        { abortSignal: options?.signal },
+      );
+      return await res.Body?.transformToByteArray();
+    } catch (error) {
+      if (status(error) === 404) return undefined;
+      // A range starting past the end: the object exists, it has no bytes there.
+      if (status(error) === 416) return new Uint8Array(0);
+      throw error;
+    }
+  }
+
   async exists(key: string, options?: { signal?: AbortSignal }): Promise<boolean> {
     try {
       await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }), {

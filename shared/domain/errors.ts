@@ -100,3 +100,82 @@ export class RecipeStepFailed extends LifeboatError {
     this.name = 'RecipeStepFailed';
   }
 }
+
+/** No pack holds the blob an index, manifest or tree names (deleted, or never written). */
+export class BlobMissing extends LifeboatError {
+  readonly blobId: string;
+
+  constructor(blobId: string, options?: { cause?: unknown }) {
+    super(`blob ${blobId} is not in the repository`, options);
+    this.name = 'BlobMissing';
+    this.blobId = blobId;
+  }
+}
+
+/** A stored blob failed its check: the AEAD tag, decompression, or its id recomputed from the plaintext. */
+export class BlobCorrupt extends LifeboatError {
+  readonly blobId: string;
+
+  constructor(blobId: string, reason: string, options?: { cause?: unknown }) {
+    super(`blob ${blobId} is corrupt: ${reason}`, options);
+    this.name = 'BlobCorrupt';
+    this.blobId = blobId;
+  }
+}
+
+/**
+ * A repository object other than a blob (format, index, pack header, snapshot manifest) that
+ * cannot be decrypted or parsed. `key` names the object; its content never goes into the message.
+ */
+export class RepositoryObjectCorrupt extends LifeboatError {
+  readonly key: string;
+
+  constructor(key: string, reason: string, options?: { cause?: unknown }) {
+    super(`repository object ${key} is unreadable: ${reason}`, options);
+    this.name = 'RepositoryObjectCorrupt';
+    this.key = key;
+  }
+}
+
+/** The repository was written in a format (or with a scheme) this version cannot read. */
+export class RepositoryFormatUnsupported extends LifeboatError {
+  constructor(reason: string) {
+    super(`the repository's format is not supported: ${reason}`);
+    this.name = 'RepositoryFormatUnsupported';
+  }
+}
+
+/** No snapshot manifest has this id. */
+export class SnapshotManifestMissing extends LifeboatError {
+  readonly manifestId: string;
+
+  constructor(manifestId: string) {
+    super(`snapshot manifest ${manifestId} is not in the repository`);
+    this.name = 'SnapshotManifestMissing';
+    this.manifestId = manifestId;
+  }
+}
+
+/**
+ * A writer's lease lapsed (it could not renew it in time), so garbage collection may have deleted
+ * packs it deduplicated against: nothing it wrote may be named by a manifest. A re-run starts a
+ * new writer, which deduplicates against what is really there.
+ */
+export class RepositoryLeaseLost extends LifeboatError {
+  override readonly retryable: boolean = true;
+
+  constructor(writerId: string) {
+    super(`repository writer ${writerId} lost its lease; run again`);
+    this.name = 'RepositoryLeaseLost';
+  }
+}
+
+/** Another garbage collection (or index compaction) holds the repository's maintenance lock. */
+export class RepositoryBusy extends LifeboatError {
+  override readonly retryable: boolean = true;
+
+  constructor(what: string) {
+    super(`the repository is busy: ${what}`);
+    this.name = 'RepositoryBusy';
+  }
+}

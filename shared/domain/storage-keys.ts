@@ -112,6 +112,33 @@ export const restoreWorkKeys = (options: { name: string; runId: string }) => {
 };
 
 /**
+ * The data mover's repository (docs/repository-format.md): one per storage location. Packs are
+ * spread over 256 folders by their id's first byte; every name below the folders is an id.
+ */
+export const repositoryKeys = (() => {
+  const dir = `${LIFEBOAT}/repository/`;
+  return {
+    dir,
+    /** The format object: written once, read by every open. */
+    format: `${dir}format.json`,
+    packsDir: `${dir}packs/`,
+    pack: (packId: string) => `${dir}packs/${packId.slice(0, 2)}/${packId}`,
+    indexDir: `${dir}index/`,
+    index: (indexId: string) => `${dir}index/${indexId}`,
+    snapshotsDir: `${dir}snapshots/`,
+    snapshot: (manifestId: string) => `${dir}snapshots/${manifestId}.json`,
+    leasesDir: `${dir}leases/`,
+    lease: (writerId: string) => `${dir}leases/${writerId}.json`,
+    gcLock: `${dir}gc/lock.json`,
+    condemnedDir: `${dir}gc/condemned/`,
+    condemned: (recordId: string) => `${dir}gc/condemned/${recordId}.json`,
+  };
+})();
+
+/** The id at the end of a repository key (`…/packs/ab/<id>` → `<id>`), without `.json`. */
+export const repositoryKeyId = (key: string): string => (key.split('/').pop() ?? '').replace(/\.json$/, '');
+
+/**
  * The message ids of one recipe step: `<attempt>-s<step>-<seq>`, and `<attempt>-s<step>-hook` for
  * a hook step's result. Sorted by step, so the backup's log reads in workflow order.
  */

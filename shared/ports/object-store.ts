@@ -17,6 +17,15 @@ export interface ObjectStore {
   putStream(key: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void>;
   get(key: string, options?: { signal?: AbortSignal }): Promise<Uint8Array | undefined>;
   getStream(key: string, options?: { signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array> | undefined>;
+  /**
+   * Bytes `[offset, offset + length)` of an object (fewer where it ends first); undefined when the
+   * object does not exist. Optional: a caller falls back to `get` and slices.
+   */
+  getRange?(
+    key: string,
+    range: { readonly offset: number; readonly length: number },
+    options?: { signal?: AbortSignal },
+  ): Promise<Uint8Array | undefined>;
   exists(key: string, options?: { signal?: AbortSignal }): Promise<boolean>;
   /** Every key under the prefix, in lexicographic order. */
   list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]>;

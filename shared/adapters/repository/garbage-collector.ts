@@ -1,0 +1,253 @@
+/**
+ * Garbage collection over the object store (docs/repository-format.md, "Garbage collection"):
+ * under the maintenance lock, mark every blob reachable from the manifests (block maps and what
+ * they list; file trees through file mode's own reader), condemn packs with no live blob, and
+ * delete condemned packs once every writer that could have loaded them before their condemnation
+ * has ended and no manifest written since uses them. Packs with some live blobs are kept whole.
+ * Never: a pack deleted while an index still names it, a pack deleted on a lease still live.
+ */
+import { randomBytes } from 'node:crypto';
+import { type CondemnedRecord, writerLeaseSchema } from '../../contracts/repository.js';
+import { LifeboatError, RepositoryFormatUnsupported } from '../../domain/errors.js';
+import {
+  blockMapBlobIds,
+  leaseIsLive,
+  type PackContents,
+  packsToCondemn,
+  planSweep,
+} from '../../domain/repository-gc.js';
+import { locationsOf } from '../../domain/repository-index.js';
+import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
+import type { BlobId, GcReport, SnapshotManifest } from '../../ports/repository.js';
+import { mapBounded } from './bounded.js';
+import { MaintenanceLockHandle } from './maintenance-lock.js';
+import { readPackHeader } from './pack-io.js';
+import { type RepositorySession, readCondemnedRecords, readJson } from './repository-session.js';
+
+/** File mode's tree format: the blobs one tree blob names (trees are followed further). */
+export type TreeReferences = (tree: Uint8Array) => {
+  readonly trees: readonly BlobId[];
+  readonly blobs: readonly BlobId[];
+};
+
+export interface GcReportDetails extends GcReport {
+  /** Packs condemned by this run (deleted by a later run, once their blockers have ended). */
+  readonly packsCondemned: number;
+  /** Packs still condemned, waiting for writers that were running when they were condemned. */
+  readonly packsWaiting: number;
+  /** Condemned packs a manifest written meanwhile uses again. */
+  readonly packsReprieved: number;
+  readonly blobsLive: number;
+}
+
+const READ_CONCURRENCY = 8;
+const LOCK_TTL_MS = 30 * 60_000;
+
+async function liveLeases(options: {
+  session: RepositorySession;
+  skewMs: number;
+  signal?: AbortSignal;
+}): Promise<Set<string>> {
+  const { session, signal } = options;
+  const keys = await session.store.list(repositoryKeys.leasesDir, { signal });
+  const leases = await mapBounded(keys, READ_CONCURRENCY, (key) =>
+    readJson({ store: session.store, key, parse: (v) => writerLeaseSchema.parse(v), signal }).catch(
+      () => undefined,
+    ),
+  );
+  const live = new Set<string>();
+  const now = session.clock.now();
+  const expired: string[] = [];
+  keys.forEach((key, i) => {
+    const lease = leases[i];
+    // An unreadable lease counts as live: blocking a deletion is the safe mistake.
+    if (!lease || leaseIsLive({ expiresAt: lease.expiresAt, now, skewMs: options.skewMs }))
+      live.add(lease?.writerId ?? repositoryKeyId(key));
+    else expired.push(key);
+  });
+  // Leases of writers that died without releasing them.
+  for (const key of expired) await session.store.delete(key, { signal });
+  return live;
+}
+
+class Marker {
+  readonly live = new Set<string>();
+  private readonly marked = new Set<string>();
+  manifests = 0;
+
+  constructor(
+    private readonly options: {
+      readManifest: (id: string, signal?: AbortSignal) => Promise<SnapshotManifest | undefined>;
+      getBlob: (id: BlobId, signal?: AbortSignal) => Promise<Uint8Array>;
+      fileTreeReferences?: TreeReferences;
+      signal?: AbortSignal;
+    },
+  ) {}
+
+  /** Marks the manifests not marked yet; a manifest deleted meanwhile is skipped. */
+  async mark(ids: readonly string[]): Promise<void> {
+    const fresh = ids.filter((id) => !this.marked.has(id));
+    await mapBounded(fresh, READ_CONCURRENCY, async (id) => {
+      const manifest = await this.options.readManifest(id, this.options.signal);
+      this.marked.add(id);
+      if (!manifest) return;
+      this.manifests++;
+      if (manifest.kind === 'block') await this.markBlock(manifest.blockMap);
+      else await this.markTree(manifest.root);
+    });
+  }
+
+  private async markBlock(blockMap: readonly BlobId[]): Promise<void> {
+    await mapBounded(blockMap, READ_CONCURRENCY, async (mapId) => {
+      this.live.add(mapId);
+      const bytes = await this.options.getBlob(mapId, this.options.signal);
+      for (const id of blockMapBlobIds(JSON.parse(Buffer.from(bytes).toString('utf8')))) this.live.add(id);
+    });
+  }
+
+  private async markTree(root: BlobId): Promise<void> {
+    const references = this.options.fileTreeReferences;
+    if (!references)
+      throw new RepositoryFormatUnsupported(
+        'it holds file-mode snapshots and this collector was opened without file mode’s tree reader',
+      );
+    const queue = [root];
+    while (queue.length > 0) {
+      const batch = queue.splice(0, READ_CONCURRENCY).filter((id) => !this.live.has(id));
+      for (const id of batch) this.live.add(id);
+      await mapBounded(batch, READ_CONCURRENCY, async (id) => {
+        const refs = references(await this.options.getBlob(id, this.options.signal));
+        for (const blob of refs.blobs) this.live.add(blob);
+        for (const tree of refs.trees) if (!this.live.has(tree)) queue.push(tree);
+      });
+    }
+  }
+}
+
+export async function collectGarbage(options: {
+  session: RepositorySession;
+  manifestIds: (signal?: AbortSignal) => Promise<string[]>;
+  readManifest: (id: string, signal?: AbortSignal) => Promise<SnapshotManifest | undefined>;
+  getBlob: (id: BlobId, signal?: AbortSignal) => Promise<Uint8Array>;
+  fileTreeReferences?: TreeReferences;
+  leaseTtlMs: number;
+  clockSkewMs: number;
+  signal?: AbortSignal;
+}): Promise<GcReportDetails> {
+  const { session, signal } = options;
+  const skewMs = options.clockSkewMs;
+  const lock = new MaintenanceLockHandle({
+    store: session.store,
+    clock: session.clock,
+    ttlMs: LOCK_TTL_MS,
+    skewMs,
+    purpose: 'garbage collection',
+  });
+  await lock.acquire({ signal });
+  try {
+    // 1. Leases before manifests: a writer gone from the first listing wrote its manifest before.
+    await liveLeases({ session, skewMs, signal });
+    const marker = new Marker({ ...options, signal });
+    await marker.mark(await options.manifestIds(signal));
+
+    // 2. Every pack and its blobs: from the index, and from their own headers for packs no index
+    // covers yet (a writer still uploading, or one that was killed).
+    await session.refresh(signal);
+    const contents = new Map<string, { bytes: number; blobs: string[] }>();
+    for (const [id, bytes] of session.index.packs()) contents.set(id, { bytes, blobs: [] });
+    for (const location of locationsOf(session.index.merged()))
+      contents.get(location.packId)?.blobs.push(location.id);
+    const listed = (await session.store.list(repositoryKeys.packsDir, { signal })).map(repositoryKeyId);
+    const listedSet = new Set(listed);
+    const unindexed = listed.filter((id) => !contents.has(id));
+    const headers = await mapBounded(unindexed, READ_CONCURRENCY, (packId) =>
+      readPackHeader({ store: session.store, crypto: session.crypto, packId, signal }),
+    );
+    for (const h of headers)
+      if (h) contents.set(h.pack.id, { bytes: h.pack.bytes, blobs: h.entries.map((e) => e.id) });
+    const packs: PackContents[] = [...contents]
+      .filter(([id]) => listedSet.has(id))
+      .map(([id, c]) => ({ id, bytes: c.bytes, blobs: c.blobs }));
+
+    // 3. Condemn packs without a live blob; the record first, then the writers that may have
+    // loaded those packs before it existed (every lease present once it is written).
+    const existing = await readCondemnedRecords({ store: session.store, signal });
+    const alreadyCondemned = new Set(existing.flatMap((r) => r.record.packs.map((p) => p.id)));
+    const fresh = packsToCondemn({ packs, isLive: (id) => marker.live.has(id), alreadyCondemned });
+    const records: CondemnedRecord[] = existing.map((r) => r.record);
+    if (fresh.length > 0) {
+      const record: CondemnedRecord = {
+        recordId: randomBytes(16).toString('hex'),
+        createdAt: session.clock.now().toISOString(),
+        packs: fresh.map((p) => ({ id: p.id, bytes: p.bytes })),
+      };
+      await lock.confirm(signal);
+      await session.store.put(repositoryKeys.condemned(record.recordId), JSON.stringify(record), { signal });
+      records.push(record);
+    }
+    const unblocked = records.filter((r) => r.blockers === undefined);
+    if (unblocked.length > 0) {
+      const blockers = [...(await liveLeases({ session, skewMs, signal }))];
+      for (const record of unblocked) {
+        const withBlockers: CondemnedRecord = { ...record, blockers };
+        await session.store.put(repositoryKeys.condemned(record.recordId), JSON.stringify(withBlockers), {
+          signal,
+        });
+        records.splice(records.indexOf(record), 1, withBlockers);
+      }
+    }
+
+    // 4. Sweep: the live leases now, then manifests written since the mark (leases first again).
+    const liveWriters = await liveLeases({ session, skewMs, signal });
+    await marker.mark(await options.manifestIds(signal));
+    const plan = planSweep({
+      records: records.map((r) => ({ recordId: r.recordId, packs: r.packs, blockers: r.blockers })),
+      liveWriters,
+      packHasLiveBlob: (id) => (contents.get(id)?.blobs ?? []).some((b) => marker.live.has(b)),
+    });
+    const deleting = new Set(plan.deletions.map((p) => p.id));
+    let bytesFreed = 0;
+    if (deleting.size > 0 || session.index.indexKeys().length > 1) {
+      await lock.confirm(signal);
+      // The index first: a pack is never deleted while an index names it.
+      await session.index.compact({ excludePacks: deleting, signal });
+    }
+    for (const pack of plan.deletions) {
+      await session.store.delete(repositoryKeys.pack(pack.id), { signal });
+      if (listedSet.has(pack.id)) bytesFreed += pack.bytes;
+    }
+    let waiting = 0;
+    for (const record of records) {
+      const left = plan.remaining.get(record.recordId) ?? record.packs;
+      if (left.length === 0)
+        await session.store.delete(repositoryKeys.condemned(record.recordId), { signal });
+      else if (left.length !== record.packs.length)
+        await session.store.put(
+          repositoryKeys.condemned(record.recordId),
+          JSON.stringify({ ...record, packs: left }),
+          {
+            signal,
+          },
+        );
+      waiting += left.length;
+    }
+    await session.refresh(signal);
+    const deletedListed = plan.deletions.filter((p) => listedSet.has(p.id)).length;
+    return {
+      liveManifests: marker.manifests,
+      packsKept: listed.length - deletedListed,
+      packsDeleted: deletedListed,
+      bytesFreed,
+      packsCondemned: fresh.length,
+      packsWaiting: waiting,
+      packsReprieved: plan.reprieved.length,
+      blobsLive: marker.live.size,
+    };
+  } catch (error) {
+    if (error instanceof SyntaxError)
+      throw new LifeboatError('garbage collection stopped: a block map blob is not JSON', { cause: error });
+    throw error;
+  } finally {
+    await lock.release(signal).catch(() => undefined);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The repository's cryptography and compression: keys derived from the data key with HKDF-SHA256
+ * (one for blob ids, one for encryption), blob ids as HMAC-SHA256 of the plaintext (so ids do not
+ * reveal content hashes), AES-256-GCM sealing with a random 96-bit nonce per object and the
+ * object's identity as associated data (a record moved to another id or key fails its tag), and
+ * raw deflate that is skipped when a sample shows the data does not compress.
+ * Never: a key or plaintext in an error message, a nonce reused on purpose.
+ */
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { constants, deflateRaw, deflateRawSync, inflateRaw } from 'node:zlib';
+import { asciiBytes } from '../../domain/repository-bytes.js';
+
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+/** Bytes sealing adds: nonce and tag. */
+export const SEAL_OVERHEAD = NONCE_BYTES + TAG_BYTES;
+
+const deflateAsync = promisify(deflateRaw);
+const inflateAsync = promisify(inflateRaw);
+const SAMPLE_BYTES = 4096;
+/** A sample compressing to more than this fraction of its size: store the blob as it is. */
+const SKIP_RATIO = 0.95;
+/** Below this, compression costs more than it saves in requests and bytes. */
+const MIN_COMPRESS_BYTES = 256;
+
+export class OpenFailed extends Error {
+  constructor() {
+    super('authentication failed');
+    this.name = 'OpenFailed';
+  }
+}
+
+export class RepositoryCrypto {
+  private readonly idKey: Buffer;
+  private readonly encryptionKey: Buffer;
+
+  constructor(options: { dataKey: Uint8Array; repositoryId: string }) {
+    const salt = Buffer.from(options.repositoryId, 'hex');
+    const derive = (info: string): Buffer =>
+      Buffer.from(hkdfSync('sha256', options.dataKey, salt, Buffer.from(info), 32));
+    this.idKey = derive('lifeboat repository blob-id');
+    this.encryptionKey = derive('lifeboat repository encryption');
+  }
+
+  blobId(data: Uint8Array): string {
+    return createHmac('sha256', this.idKey).update(data).digest('hex');
+  }
+
+  seal(plaintext: Uint8Array, associatedData: Uint8Array): Uint8Array {
+    const nonce = randomBytes(NONCE_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.encryptionKey, nonce);
+    cipher.setAAD(associatedData);
+    const body = cipher.update(plaintext);
+    const final = cipher.final();
+    const out = Buffer.allocUnsafe(NONCE_BYTES + body.length + final.length + TAG_BYTES);
+    nonce.copy(out, 0);
+    body.copy(out, NONCE_BYTES);
+    final.copy(out, NONCE_BYTES + body.length);
+    cipher.getAuthTag().copy(out, NONCE_BYTES + body.length + final.length);
+    return out;
+  }
+
+  /** The plaintext, or OpenFailed when the tag does not match (tampered, truncated, moved). */
+  open(sealed: Uint8Array, associatedData: Uint8Array): Uint8Array {
+    if (sealed.length < SEAL_OVERHEAD) throw new OpenFailed();
+    const decipher = createDecipheriv('aes-256-gcm', this.encryptionKey, sealed.subarray(0, NONCE_BYTES));
+    decipher.setAAD(associatedData);
+    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    try {
+      const body = decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES));
+      return Buffer.concat([body, decipher.final()]);
+    } catch {
+      throw new OpenFailed();
+    }
+  }
+}
+
+/** Associated data binding a sealed object to what it is. */
+export const objectAad = (role: 'pack-header' | 'index' | 'snapshot', id: string): Uint8Array =>
+  asciiBytes(`lifeboat ${role} ${id}`);
+
+function worthCompressing(data: Uint8Array): boolean {
+  if (data.length < MIN_COMPRESS_BYTES) return false;
+  if (data.length <= 3 * SAMPLE_BYTES) return true;
+  const middle = Math.floor(data.length / 2 - SAMPLE_BYTES / 2);
+  const sample = Buffer.concat([
+    data.subarray(0, SAMPLE_BYTES),
+    data.subarray(middle, middle + SAMPLE_BYTES),
+    data.subarray(data.length - SAMPLE_BYTES),
+  ]);
+  return deflateRawSync(sample, { level: 1 }).length < sample.length * SKIP_RATIO;
+}
+
+/** The stored form: deflated when that makes it smaller, otherwise the data itself. */
+export async function compressBlob(data: Uint8Array): Promise<{ bytes: Uint8Array; compressed: boolean }> {
+  if (!worthCompressing(data)) return { bytes: data, compressed: false };
+  const deflated = await deflateAsync(data, { level: 1 });
+  return deflated.length < data.length
+    ? { bytes: deflated, compressed: true }
+    : { bytes: data, compressed: false };
+}
+
+export async function decompressBlob(options: {
+  bytes: Uint8Array;
+  compressed: boolean;
+  rawLength: number;
+}): Promise<Uint8Array> {
+  if (!options.compressed) return options.bytes;
+  // The plaintext length is known: a record inflating past it is corrupt, never a memory bomb.
+  return inflateAsync(options.bytes, {
+    maxOutputLength: Math.max(1, options.rawLength),
+    finishFlush: constants.Z_SYNC_FLUSH,
+  });
+}

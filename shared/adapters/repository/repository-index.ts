@@ -1,0 +1,142 @@
+/**
+ * The repository's index as this process knows it: index objects listed and loaded (only new ones
+ * on a refresh; everything again if one it had loaded was compacted away), index objects written
+ * for new packs, packs no index covers read back from their own headers and indexed (a writer
+ * killed between its pack and its index), and compaction of all index objects into one.
+ */
+import { randomBytes } from 'node:crypto';
+import { RepositoryObjectCorrupt } from '../../domain/errors.js';
+import {
+  type BlobLocation,
+  decodeIndex,
+  encodeIndex,
+  type IndexSegment,
+  IndexView,
+  segmentOfPacks,
+} from '../../domain/repository-index.js';
+import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
+import type { ObjectStore } from '../../ports/object-store.js';
+import { mapBounded } from './bounded.js';
+import { readPackHeader } from './pack-io.js';
+import { OpenFailed, objectAad, type RepositoryCrypto } from './repository-crypto.js';
+
+const LOAD_CONCURRENCY = 8;
+const REBUILD_ATTEMPTS = 5;
+
+export class RepositoryIndex {
+  private view = new IndexView();
+  private loaded = new Set<string>();
+  private readonly store: ObjectStore;
+  private readonly crypto: RepositoryCrypto;
+
+  constructor(options: { store: ObjectStore; crypto: RepositoryCrypto }) {
+    this.store = options.store;
+    this.crypto = options.crypto;
+  }
+
+  lookup(id: string): BlobLocation | undefined {
+    return this.view.lookup(id);
+  }
+
+  /** Packs an index covers, with their sizes. */
+  packs(): ReadonlyMap<string, number> {
+    return this.view.packs();
+  }
+
+  indexKeys(): readonly string[] {
+    return [...this.loaded];
+  }
+
+  /** Every location, merged into one table (GC, verify, compaction). */
+  merged(excludePacks?: ReadonlySet<string>): IndexSegment {
+    return this.view.merged(excludePacks);
+  }
+
+  private async load(key: string, signal?: AbortSignal): Promise<IndexSegment | undefined> {
+    const sealed = await this.store.get(key, { signal });
+    if (!sealed) return undefined;
+    try {
+      return decodeIndex(this.crypto.open(sealed, objectAad('index', repositoryKeyId(key))));
+    } catch (error) {
+      const reason = error instanceof OpenFailed ? 'fails authentication' : (error as Error).message;
+      throw new RepositoryObjectCorrupt(key, reason, { cause: error });
+    }
+  }
+
+  /**
+   * Loads index objects written since the last refresh. An index object that vanished meanwhile
+   * was compacted into another: the view is then rebuilt from the current listing.
+   */
+  async refresh(signal?: AbortSignal): Promise<void> {
+    for (let attempt = 0; attempt < REBUILD_ATTEMPTS; attempt++) {
+      const keys = await this.store.list(repositoryKeys.indexDir, { signal });
+      const listed = new Set(keys);
+      const rebuild = [...this.loaded].some((k) => !listed.has(k));
+      const view = rebuild ? new IndexView() : this.view;
+      const loaded = rebuild ? new Set<string>() : new Set(this.loaded);
+      const wanted = keys.filter((k) => !loaded.has(k));
+      const segments = await mapBounded(wanted, LOAD_CONCURRENCY, (k) => this.load(k, signal));
+      if (segments.some((s) => s === undefined)) continue; // compacted while listing: list again
+      segments.forEach((segment, i) => {
+        view.add(segment as IndexSegment);
+        loaded.add(wanted[i] as string);
+      });
+      this.view = view;
+      this.loaded = loaded;
+      return;
+    }
+    throw new RepositoryObjectCorrupt(
+      repositoryKeys.indexDir,
+      'index objects kept vanishing while being read',
+    );
+  }
+
+  /** Writes one index object for a segment (after its packs are durable) and adds it here. */
+  async write(segment: IndexSegment, signal?: AbortSignal): Promise<string> {
+    const indexId = randomBytes(16).toString('hex');
+    const key = repositoryKeys.index(indexId);
+    await this.store.put(key, this.crypto.seal(encodeIndex(segment), objectAad('index', indexId)), {
+      ifNoneMatch: true,
+      signal,
+    });
+    this.view.add(segment);
+    this.loaded.add(key);
+    return key;
+  }
+
+  /**
+   * Indexes packs no index covers (their writer stopped before writing one), skipping `skip`
+   * (packs garbage collection condemned). Returns the packs indexed.
+   */
+  async recover(options: { skip: ReadonlySet<string>; signal?: AbortSignal }): Promise<number> {
+    const { signal } = options;
+    const covered = this.view.packs();
+    const orphans = (await this.store.list(repositoryKeys.packsDir, { signal }))
+      .map(repositoryKeyId)
+      .filter((id) => /^[0-9a-f]{32}$/.test(id) && !covered.has(id) && !options.skip.has(id));
+    if (orphans.length === 0) return 0;
+    const headers = await mapBounded(orphans, LOAD_CONCURRENCY, (packId) =>
+      readPackHeader({ store: this.store, crypto: this.crypto, packId, signal }),
+    );
+    const found = headers.filter((h) => h !== undefined);
+    if (found.length > 0) await this.write(segmentOfPacks(found), signal);
+    return found.length;
+  }
+
+  /**
+   * Replaces every index object loaded by one (less `excludePacks`), then deletes the replaced
+   * ones. Only under the maintenance lock: two compactions at once could resurrect entries.
+   */
+  async compact(options: { excludePacks?: ReadonlySet<string>; signal?: AbortSignal }): Promise<void> {
+    const { signal } = options;
+    await this.refresh(signal);
+    const replaced = [...this.loaded];
+    const merged = this.view.merged(options.excludePacks);
+    const view = new IndexView();
+    this.view = view;
+    this.loaded = new Set();
+    if (merged.count > 0) await this.write(merged, signal);
+    else view.add(merged);
+    for (const key of replaced) await this.store.delete(key, { signal });
+  }
+}
