@@ -179,3 +179,17 @@ export class RepositoryBusy extends LifeboatError {
     this.name = 'RepositoryBusy';
   }
 }
+
+/**
+ * A file-mode snapshot's tree that a restore refuses (a name leaving its directory, a malformed
+ * entry): it names the blob and field and why. Nothing outside the target is touched.
+ */
+export class HostileFileTree extends LifeboatError {
+  readonly where: string;
+
+  constructor(where: string, reason: string) {
+    super(`the file snapshot is refused at ${where}: ${reason}`);
+    this.name = 'HostileFileTree';
+    this.where = where;
+  }
+}
