@@ -4,6 +4,7 @@
  * failure aborts the tasks still running (through the signal each one gets) and is what `drain`
  * and later `run` calls throw. Never leaves a task running after `drain` returns or throws.
  */
+import { setMaxListeners } from 'node:events';
 export class TaskPool {
   private readonly limit: number;
   private readonly controller = new AbortController();
@@ -16,6 +17,8 @@ export class TaskPool {
     if (!Number.isInteger(options.limit) || options.limit < 1)
       throw new RangeError(`concurrency must be a positive integer, not ${options.limit}`);
     this.limit = options.limit;
+    // Every call in flight listens on the one signal (the SDK, the repository): not a leak.
+    setMaxListeners(options.limit * 4 + 16, this.controller.signal);
     this.outer = options.signal;
     this.onOuterAbort = () => this.controller.abort(options.signal?.reason);
     if (options.signal?.aborted) this.controller.abort(options.signal.reason);

@@ -337,6 +337,25 @@ export class EbsSnapshotBlocks implements SnapshotBlocks {
   }
 }
 
+/** Credentials of a role assumed from the given (or ambient) ones: a restore's target account. */
+export function assumedRoleCredentials(options: {
+  region: string;
+  roleArn: string;
+  externalId?: string;
+  endpoint?: string;
+  credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider;
+}): AwsCredentialIdentityProvider {
+  return fromTemporaryCredentials({
+    params: {
+      RoleArn: options.roleArn,
+      RoleSessionName: 'lifeboat-data-mover',
+      ...(options.externalId ? { ExternalId: options.externalId } : {}),
+    },
+    clientConfig: { region: options.region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) },
+    ...(options.credentials ? { masterCredentials: options.credentials } : {}),
+  });
+}
+
 /**
  * EBS direct APIs for one account and region: the ambient credentials, given ones, or a role
  * assumed from them (a restore's target account; `externalId` as the role's trust policy asks).
@@ -353,18 +372,7 @@ export function snapshotBlocksFor(options: {
 }): EbsSnapshotBlocks {
   const maxSockets = options.maxSockets ?? 128;
   const credentials = options.roleArn
-    ? fromTemporaryCredentials({
-        params: {
-          RoleArn: options.roleArn,
-          RoleSessionName: 'lifeboat-data-mover',
-          ...(options.externalId ? { ExternalId: options.externalId } : {}),
-        },
-        clientConfig: {
-          region: options.region,
-          ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-        },
-        ...(options.credentials ? { masterCredentials: options.credentials } : {}),
-      })
+    ? assumedRoleCredentials({ ...options, roleArn: options.roleArn })
     : options.credentials;
   return new EbsSnapshotBlocks({
     client: new EBSClient({
