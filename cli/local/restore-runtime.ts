@@ -3,7 +3,8 @@
  * each Task resolved to the same use case its Lambda runs, against a kubeconfig's cluster and a
  * backup location (directory or S3). The chunks of a phase fan out as in AWS: the same inner Map
  * runs several RestorePhase invocations at once, and RestoreHooks loops through its Wait state
- * while exec hooks wait for their containers. Never changes the definition it runs.
+ * while exec hooks wait for their containers; a recipe's hook steps (RunRestoreRecipeHook) loop
+ * the same way while they wait for their pods. Never changes the definition it runs.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -16,11 +17,13 @@ import { planRestore } from '../../functions/plan-restore/plan-restore.js';
 import { restoreHooks } from '../../functions/restore-hooks/restore-hooks.js';
 import { restorePhase } from '../../functions/restore-phase/restore-phase.js';
 import { restoreVolumes } from '../../functions/restore-volumes/restore-volumes.js';
+import { runRestoreRecipeHook } from '../../functions/run-restore-recipe-hook/run-restore-recipe-hook.js';
 import { validateRestore } from '../../functions/validate-restore/validate-restore.js';
 import { ambientEbsSnapshotter } from '../../shared/adapters/ebs-snapshotter.js';
 import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import {
+  type ExecutionEvent,
   type JsonValue,
   runLocalStateMachine,
   substitute,
@@ -30,6 +33,7 @@ import {
   type ChunkTotals,
   restoreChunk,
   restorePlan,
+  restoreRecipeHookInput,
   restoreRun,
 } from '../../shared/contracts/restore-run.js';
 import type { Clock } from '../../shared/ports/clock.js';
@@ -48,6 +52,7 @@ export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   PatchProvisionedVolumesFunctionArn: 'arn:aws:lambda:local:000000000000:function:PatchProvisionedVolumes',
   RestorePhaseFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestorePhase',
   RestoreHooksFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestoreHooks',
+  RunRestoreRecipeHookFunctionArn: 'arn:aws:lambda:local:000000000000:function:RunRestoreRecipeHook',
   FinalizeRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeRestore',
 };
 
@@ -104,6 +109,8 @@ export interface LocalRestoreOptions {
   readonly hookStep?: { readonly pollMs?: number; readonly maxRunMs?: number; readonly waitSeconds?: number };
   /** Called when a RestoreHooks invocation returns, with the pods still waiting. */
   readonly onHooks?: (progress: { pending: number; settled: number }) => void;
+  /** Called with each event of the execution's history, as Step Functions records it. */
+  readonly onExecutionEvent?: (event: ExecutionEvent) => void;
 }
 
 export async function runLocalRestore(request: unknown, options: LocalRestoreOptions): Promise<JsonValue> {
@@ -133,7 +140,8 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
         { store, cluster, ...(options.chunkSize ? { chunkSize: options.chunkSize } : {}) },
       );
       phases.clear();
-      for (const p of restorePlan.parse(plan).phases)
+      const parsed = restorePlan.parse(plan);
+      for (const p of [...parsed.phases, ...(parsed.recipe?.steps.flatMap((s) => s.phases) ?? [])])
         phases.set(p.index, {
           groupResource: p.groupResource,
           remaining: p.chunkIndexes.length,
@@ -192,6 +200,17 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
       options.onHooks?.({ pending: progress.pending, settled: progress.settled });
       return progress as JsonValue;
     },
+    // The same task inside a recipe's group step (state names are unique in a state machine).
+    RestoreRecipePhase: async (input) => handlers.RestorePhase?.(input) ?? null,
+    RunRestoreRecipeHook: async (input) =>
+      (await runRestoreRecipeHook(restoreRecipeHookInput.parse(input), {
+        store,
+        cluster,
+        clock,
+        ...(podExec ? { podExec } : {}),
+        waitSeconds: 1,
+        ...options.hookStep,
+      })) as JsonValue,
     FinalizeRestore: async (input) =>
       (await finalizeRestore({ run: runOf(input) }, { store, clock })) as unknown as JsonValue,
   };
@@ -201,5 +220,6 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
     handlers,
     executionName: runId,
     taskToken: `token-${runId}`,
+    ...(options.onExecutionEvent ? { onEvent: options.onExecutionEvent } : {}),
   });
 }

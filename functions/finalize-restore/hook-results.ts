@@ -2,7 +2,8 @@
  * What FinalizeRestore reports of the restored pods' exec hooks: their log lines (command,
  * stdout, stderr, failures), every failed hook as an error of its namespace (Velero's finalizer
  * adds the hook tracker's errors to the restore's), and `status.hookStatus` counts. A pod whose
- * hooks RestoreHooks never settled is reported too, never left out. Reads the working data only.
+ * hooks RestoreHooks never settled is reported too, never left out. A recipe's hook steps come
+ * first, in workflow order, with the same counts and errors. Reads the working data only.
  */
 import { gunzipSync } from 'node:zlib';
 import pLimit from 'p-limit';
@@ -10,6 +11,7 @@ import {
   type PodHooksOutcome,
   podHooksOutcome,
   type RestoreRun,
+  restoreRecipeHookResult,
 } from '../../shared/contracts/restore-run.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
@@ -51,7 +53,25 @@ export async function hookReport(options: {
   let results = emptyResults;
   let hooksAttempted = 0;
   let hooksFailed = 0;
-  for (const outcome of outcomes.filter((o): o is PodHooksOutcome => o !== undefined)) {
+  // A recipe's hook steps, in step order (the keys sort so): their own lines, then their pods'.
+  const steps = (await store.list(work.recipeHookResultsDir)).sort();
+  const recipePods: PodHooksOutcome[] = [];
+  for (const key of steps) {
+    const raw = await store.get(key);
+    if (!raw) continue;
+    const step = restoreRecipeHookResult.parse(JSON.parse(gunzipSync(raw).toString('utf8')));
+    log.push(...step.log);
+    for (const e of step.errors)
+      results = mergeResults(results, {
+        errors: resultOf({ scope: e.namespace ? { namespace: e.namespace } : 'velero', message: e.message }),
+        warnings: {},
+      });
+    for (const message of step.warnings)
+      results = mergeResults(results, { errors: {}, warnings: resultOf({ scope: 'velero', message }) });
+    recipePods.push(...step.pods);
+  }
+  const settledOutcomes = outcomes.filter((o): o is PodHooksOutcome => o !== undefined);
+  for (const outcome of [...recipePods, ...settledOutcomes]) {
     log.push(...outcome.log);
     for (const run of outcome.runs) {
       hooksAttempted++;

@@ -1,27 +1,33 @@
 /**
  * PlanRestore: reads the whole backup archive first (a hostile archive fails here, before
  * anything is created), selects the items the request asks for, prepares each as Velero does,
- * and writes them in chunks per restore phase to the working data. A dry run writes nothing and
- * returns what would be created, updated or skipped, in order.
+ * and writes them in chunks per restore phase to the working data. A restore that follows a
+ * recipe gets phases per group step of its workflow, each step's items only (plan-recipe.ts). A
+ * dry run writes nothing and returns what would be created, updated or skipped, in order.
  */
 import { readBackupArchive } from '../../shared/adapters/backup-archive-reader.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import { restoreRequest } from '../../shared/contracts/restore-request.js';
-import type { PlannedItem, RestorePlan, RestoreRun } from '../../shared/contracts/restore-run.js';
+import type {
+  PlannedItem,
+  RestorePhase,
+  RestorePlan,
+  RestoreRun,
+} from '../../shared/contracts/restore-run.js';
 import { resolveResourceName } from '../../shared/domain/api-resources.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { type IncludesExcludes, selectsAll, shouldInclude } from '../../shared/domain/includes-excludes.js';
 import { itemSelected } from '../../shared/domain/label-selector.js';
-import { addedWithNamespace } from '../../shared/domain/namespace-defaults.js';
 import { prepareForRestore, skipReason } from '../../shared/domain/restore-item.js';
 import { restorable, restorePhases } from '../../shared/domain/restore-order.js';
 import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { existingAction } from '../restore-phase/compare.js';
-import { hookPreview, itemPlanner } from './plan-item.js';
+import { itemPlanner } from './plan-item.js';
+import { itemKey, planRecipeSteps } from './plan-recipe.js';
 import { loadBackupVolumeInfos, volumePlanner } from './plan-volumes.js';
+import { preview } from './preview.js';
 
 export interface PlanRestoreDeps {
   readonly store: ObjectStore;
@@ -81,41 +87,58 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
     ...signalOf(deps),
   });
 
-  // Items by phase, flushed in chunks so memory stays bounded by chunk size × phases.
-  const buffers = new Map<string, PlannedItem[]>();
+  // A recipe restore: each item's workflow step (read from the archive before planning).
+  const recipe = await planRecipeSteps({ run, store: deps.store, ...signalOf(deps) });
+  const firstStep = recipe?.firstGroupStep ?? 0;
+  let notInRecipe = 0;
+
+  // Items by step and phase, flushed in chunks so memory stays bounded by chunk size × phases.
+  // Chunks are numbered per resource over the whole restore: a step's phase lists its own.
+  const stepPhase = (step: number, gr: string): string => `${step}|${gr}`;
+  const buffers = new Map<string, { step: number; groupResource: string; items: PlannedItem[] }>();
   const chunksWritten = new Map<string, number>();
+  const stepChunks = new Map<string, number[]>();
   const counts = new Map<string, number>();
   const crdCandidates = new Map<string, PlannedItem>();
-  const customResourcesSelected = new Set<string>();
-  const namespacesNeeded = new Set<string>();
+  /** Custom resources restored, each with the earliest step restoring one. */
+  const customResourcesSelected = new Map<string, number>();
+  const namespacesNeeded = new Map<string, number>();
   const namespaceObjects = new Map<string, PlannedItem>();
   let skipped = 0;
-  const pending: { groupResource: string; chunk: PlannedItem[] }[] = [];
-  const add = (item: PlannedItem): void => {
-    const list = buffers.get(item.groupResource) ?? [];
-    list.push(item);
-    buffers.set(item.groupResource, list);
-    counts.set(item.groupResource, (counts.get(item.groupResource) ?? 0) + 1);
-    if (list.length >= (deps.chunkSize ?? 500)) {
-      pending.push({ groupResource: item.groupResource, chunk: list });
-      buffers.set(item.groupResource, []);
+  const pending: { step: number; groupResource: string; chunk: PlannedItem[] }[] = [];
+  const earliest = (map: Map<string, number>, key: string, step: number): void => {
+    map.set(key, Math.min(map.get(key) ?? step, step));
+  };
+  const add = (item: PlannedItem, step = firstStep): void => {
+    const key = stepPhase(step, item.groupResource);
+    const buffer = buffers.get(key) ?? { step, groupResource: item.groupResource, items: [] };
+    buffer.items.push(item);
+    buffers.set(key, buffer);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    if (buffer.items.length >= (deps.chunkSize ?? 500)) {
+      pending.push({ step, groupResource: item.groupResource, chunk: buffer.items });
+      buffers.set(key, { step, groupResource: item.groupResource, items: [] });
     }
   };
   // A dry run keeps its items for the preview; a real run writes chunks per resource.
-  const dryRunItems: PlannedItem[] = [];
+  const dryRunItems: { step: number; item: PlannedItem }[] = [];
   const flush = async (): Promise<void> => {
-    for (const { groupResource, chunk } of pending.splice(0)) {
+    for (const { step, groupResource, chunk } of pending.splice(0)) {
       if (run.dryRun) {
-        dryRunItems.push(...chunk);
+        dryRunItems.push(...chunk.map((item) => ({ step, item })));
         continue;
       }
       const n = chunksWritten.get(groupResource) ?? 0;
       chunksWritten.set(groupResource, n + 1);
+      const key = stepPhase(step, groupResource);
+      stepChunks.set(key, [...(stepChunks.get(key) ?? []), n]);
       await deps.store.put(work.chunk(groupResource, n), JSON.stringify(chunk), {
         contentType: 'application/json',
       });
     }
   };
+  /** Where volume items come back from the volume plan: by their backed-up identity. */
+  const volumeSteps = new Map<string, number>();
 
   const body = await deps.store.getStream(backupKeys(run.backupName).contents);
   if (!body) throw new LifeboatError(`the backup ${run.backupName} has no contents`);
@@ -165,26 +188,41 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
         )
       )
         return;
-      if (gr.includes('.')) customResourcesSelected.add(gr);
-      if (entry.namespace) namespacesNeeded.add(entry.namespace);
+      const step = recipe ? recipe.stepOf(itemKey(gr, entry.namespace, entry.name)) : firstStep;
+      if (step === undefined) {
+        notInRecipe++;
+        return;
+      }
+      if (gr.includes('.')) earliest(customResourcesSelected, gr, step);
+      if (entry.namespace) earliest(namespacesNeeded, entry.namespace, step);
       if (volumes.holds(gr)) {
+        volumeSteps.set(itemKey(gr, entry.namespace, entry.name), step);
         volumes.hold({ groupResource: gr, sourceNamespace: entry.namespace, object: entry.object });
         return;
       }
-      add(planItem({ groupResource: gr, sourceNamespace: entry.namespace, object: entry.object }));
+      add(planItem({ groupResource: gr, sourceNamespace: entry.namespace, object: entry.object }), step);
       await flush();
     },
   });
 
   const volumePlan = await volumes.finish();
-  for (const item of volumePlan.items) add(planItem(item));
-  // Made by the restore, not backed up: prepared without the resource modifiers.
+  // Without a spread: a backup may hold more volumes than a call takes arguments.
+  const firstVolumeStep =
+    volumeSteps.size > 0 ? [...volumeSteps.values()].reduce((a, b) => Math.min(a, b)) : firstStep;
+  const volumeStep = (item: { groupResource: string; sourceNamespace: string; object: unknown }): number =>
+    volumeStepOf({ item, steps: volumeSteps }) ?? (recipe ? firstVolumeStep : firstStep);
+  for (const item of volumePlan.items) add(planItem(item), volumeStep(item));
+  // Made by the restore, not backed up: prepared without the resource modifiers; with the first
+  // volumes, which they come before.
   for (const item of volumePlan.generated)
-    add({
-      groupResource: item.groupResource,
-      sourceNamespace: item.sourceNamespace,
-      object: prepareForRestore(item.object, { ...options, groupResource: item.groupResource }),
-    });
+    add(
+      {
+        groupResource: item.groupResource,
+        sourceNamespace: item.sourceNamespace,
+        object: prepareForRestore(item.object, { ...options, groupResource: item.groupResource }),
+      },
+      recipe ? firstVolumeStep : firstStep,
+    );
   if (
     !run.dryRun &&
     (volumePlan.plan.native.length > 0 ||
@@ -197,12 +235,18 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
 
   // CRDs: those the backup holds for the custom resources being restored (or all, when cluster
   // resources are restored and CRDs are not excluded).
+  // A recipe restores a CRD in a step whose group takes it, or with the first of its resources.
+  const takesCrds = clusterScopedAllowed && shouldInclude(resources, CRDS) && !wantedItems;
   for (const [name, item] of crdCandidates) {
-    const direct = clusterScopedAllowed && shouldInclude(resources, CRDS) && !wantedItems;
-    if ((direct || customResourcesSelected.has(name)) && !resources.excludes.includes(CRDS)) add(item);
+    if (resources.excludes.includes(CRDS)) continue;
+    const direct = takesCrds ? (recipe ? recipe.stepOf(itemKey(CRDS, '', name)) : firstStep) : undefined;
+    const forResources = customResourcesSelected.get(name);
+    const steps = [direct, forResources].filter((n): n is number => n !== undefined);
+    if (steps.length > 0) add(item, Math.min(...steps));
   }
-  // Namespaces of restored items: from the backup, or plain ones (mapped names).
-  for (const source of namespacesNeeded) {
+  // Namespaces of restored items: from the backup, or plain ones (mapped names), each in the
+  // first step restoring something in it.
+  for (const [source, step] of namespacesNeeded) {
     const target = spec.namespaceMapping?.[source] ?? source;
     add(
       namespaceObjects.get(source) ?? {
@@ -217,109 +261,74 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
           },
         },
       },
+      step,
     );
   }
-  for (const [gr, list] of buffers) if (list.length > 0) pending.push({ groupResource: gr, chunk: list });
+  for (const buffer of buffers.values())
+    if (buffer.items.length > 0)
+      pending.push({ step: buffer.step, groupResource: buffer.groupResource, chunk: buffer.items });
   buffers.clear();
   await flush();
 
-  const order = restorePhases(counts.keys());
+  // Each step's phases in Velero's order, numbered over the whole restore (outcome keys sort so).
+  let nextPhase = 0;
+  const phasesOf = (step: number): RestorePhase[] =>
+    restorePhases(
+      [...counts.keys()].flatMap((key) => (key.startsWith(`${step}|`) ? [key.slice(`${step}|`.length)] : [])),
+    ).map((gr) => {
+      // Listed, not computed in the state machine: States.ArrayRange stops at 1,000 entries.
+      const chunkIndexes = stepChunks.get(stepPhase(step, gr)) ?? [];
+      return {
+        index: nextPhase++,
+        groupResource: gr,
+        chunks: chunkIndexes.length,
+        items: counts.get(stepPhase(step, gr)) ?? 0,
+        chunkIndexes,
+      };
+    });
+  const steps = recipe?.steps.map((s) => {
+    const phases = s.kind === 'group' ? phasesOf(s.index) : [];
+    return { ...s, phases, items: phases.reduce((n, p) => n + p.items, 0) };
+  });
   const plan: RestorePlan = {
     dryRun: run.dryRun,
     nativeVolumes: volumePlan.plan.native.length,
     provisionedVolumes: volumePlan.plan.provisioned.length,
-    phases: order.map((gr, index) => {
-      const chunks = chunksWritten.get(gr) ?? 0;
-      // Listed, not computed in the state machine: States.ArrayRange stops at 1,000 entries.
-      return {
-        index,
-        groupResource: gr,
-        chunks,
-        items: counts.get(gr) ?? 0,
-        chunkIndexes: Array.from({ length: chunks }, (_, i) => i),
-      };
-    }),
+    phases: steps ? [] : phasesOf(firstStep),
     totalItems: [...counts.values()].reduce((a, b) => a + b, 0),
     skipped,
+    ...(steps ? { recipe: { steps, notInRecipe } } : {}),
   };
   if (!run.dryRun) return plan;
+  const sequence = (steps ?? [{ index: firstStep, kind: 'group' as const, phases: plan.phases }]).map(
+    (s) => ({
+      ...(steps ? { step: s.index } : {}),
+      order: s.phases.map((p) => p.groupResource),
+      items: dryRunItems.filter((d) => d.step === s.index).map((d) => d.item),
+    }),
+  );
   return {
     ...plan,
-    preview: await preview({
-      items: dryRunItems,
-      order,
-      deps,
-      policy: spec.existingResourcePolicy ?? 'none',
-    }),
+    preview: await preview({ sequence, deps, policy: spec.existingResourcePolicy ?? 'none' }),
   };
 }
 
-/** What a restore would do with each item, in phase order, asking the cluster but changing nothing. */
-async function preview(options: {
-  items: readonly PlannedItem[];
-  order: readonly string[];
-  deps: PlanRestoreDeps;
-  policy: 'none' | 'update';
-}): Promise<NonNullable<RestorePlan['preview']>> {
-  const out: NonNullable<RestorePlan['preview']> = [];
-  // In a namespace the restore creates, the cluster itself adds these before the restore gets to
-  // them; the restore then finds them existing.
-  const newNamespaces = new Set<string>();
-  for (const item of options.items.filter((i) => i.groupResource === 'namespaces')) {
-    const exists = await options.deps.cluster.read({ resource: 'namespaces', object: item.object });
-    if (!exists)
-      newNamespaces.add(String((item.object.metadata as { name?: unknown } | undefined)?.name ?? ''));
-  }
-  const addedByCluster = (phase: string, namespace: string | undefined, name: string | undefined): boolean =>
-    namespace !== undefined && newNamespaces.has(namespace) && addedWithNamespace(phase, name);
-  for (const phase of options.order) {
-    for (const item of options.items.filter((i) => i.groupResource === phase)) {
-      const meta = (item.object.metadata ?? {}) as { namespace?: string; name?: string };
-      const label = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
-      if (addedByCluster(phase, meta.namespace, meta.name)) {
-        // The backed-up default ServiceAccount is merged into the one the cluster creates.
-        const merged =
-          phase === 'serviceaccounts' &&
-          existingAction({
-            existing: {
-              apiVersion: 'v1',
-              kind: 'ServiceAccount',
-              metadata: { name: meta.name, namespace: meta.namespace },
-            },
-            desired: item.object,
-            policy: options.policy,
-            groupResource: phase,
-          }).action === 'update';
-        out.push(
-          merged
-            ? { phase, item: label, action: 'update' }
-            : { phase, item: label, action: 'skip', reason: 'the cluster creates it with the namespace' },
-        );
-        continue;
-      }
-      const existing = await options.deps.cluster.read({
-        resource: phase.split('.')[0] ?? phase,
-        object: item.object,
-      });
-      if (!existing) {
-        // A pod's restore hooks show on creates only: Velero runs them for pods it creates.
-        out.push({ phase, item: label, action: 'create', ...hookPreview(item) });
-        continue;
-      }
-      const decided = existingAction({
-        existing,
-        desired: item.object,
-        policy: options.policy,
-        groupResource: phase,
-      });
-      out.push(
-        decided.action === 'update'
-          ? { phase, item: label, action: 'update' }
-          : { phase, item: label, action: 'skip', reason: decided.reason },
-      );
-    }
-  }
-  return out;
+/** The step of a volume item the volume plan returns: its own, or its claim's for a PV. */
+function volumeStepOf(options: {
+  item: { groupResource: string; sourceNamespace: string; object: unknown };
+  steps: ReadonlyMap<string, number>;
+}): number | undefined {
+  const { item, steps } = options;
+  const o = (item.object ?? {}) as {
+    metadata?: { name?: string };
+    spec?: { claimRef?: { namespace?: string; name?: string } };
+  };
+  const own = steps.get(itemKey(item.groupResource, item.sourceNamespace, o.metadata?.name ?? ''));
+  if (own !== undefined) return own;
+  const claim = o.spec?.claimRef;
+  return claim?.name
+    ? steps.get(itemKey('persistentvolumeclaims', claim.namespace ?? '', claim.name))
+    : undefined;
 }
 
 const signalOf = (deps: PlanRestoreDeps): { signal?: AbortSignal } =>

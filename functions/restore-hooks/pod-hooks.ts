@@ -39,6 +39,16 @@ export interface PodHooksContext {
   readonly maxExecMs: number;
   /** Whether a hook with this exec timeout can still start in this invocation. */
   readonly canStart: (timeoutMs: number) => boolean;
+  /**
+   * Where the pod's progress and outcome are kept (the restore's pod hook keys unless set): a
+   * recipe hook step keeps its own, beside any hooks of the same pod.
+   */
+  readonly keys?: {
+    readonly progress: (namespace: string, name: string) => string;
+    readonly done: (namespace: string, name: string) => string;
+  };
+  /** The waits count from the pod's creation, or from this time when later (a recipe hook step's start). */
+  readonly waitsFromMs?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -86,17 +96,21 @@ export async function advancePodHooks(
 ): Promise<'done' | 'waiting'> {
   const { namespace, name } = state.record;
   const work = restoreWorkKeys(ctx.run);
+  const keys = ctx.keys ?? { progress: work.podHooksProgress, done: work.podHooksDone };
   const signal = ctx.signal ? { signal: ctx.signal } : {};
   const pod = await ctx.cluster.read({
     resource: 'pods',
     object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace, name } },
     ...signal,
   });
-  const waitStartMs = podCreatedMs(pod) ?? Date.parse(ctx.run.startedAt);
+  const waitStartMs = Math.max(
+    podCreatedMs(pod) ?? Date.parse(ctx.run.startedAt),
+    ctx.waitsFromMs ?? Number.NEGATIVE_INFINITY,
+  );
   let changed = state.outcome.runs.length === 0 && state.outcome.log.length > 0;
   const save = async (): Promise<void> => {
     if (!changed) return;
-    await ctx.store.put(work.podHooksProgress(namespace, name), gz(state.outcome), {
+    await ctx.store.put(keys.progress(namespace, name), gz(state.outcome), {
       contentType: 'application/gzip',
       ...signal,
     });
@@ -148,7 +162,7 @@ export async function advancePodHooks(
       restoreWaitLimitMs: ctx.restoreWaitLimitMs,
     });
     if (action.kind === 'done') {
-      await ctx.store.put(work.podHooksDone(namespace, name), gz(state.outcome), {
+      await ctx.store.put(keys.done(namespace, name), gz(state.outcome), {
         contentType: 'application/gzip',
         ...signal,
       });

@@ -61,8 +61,8 @@ export interface RunRecipeHookDeps {
   readonly signal?: AbortSignal;
 }
 
-/** The pods of the backup's namespaces: each one listed when they are named, else all. */
-async function listPods(options: {
+/** The pods of the given namespaces: each one listed when they are named, else all (restore hook steps too). */
+export async function listPods(options: {
   cluster: Pick<Cluster, 'listPage'>;
   namespaces: { includes: readonly string[] };
   signal?: AbortSignal;

@@ -2,7 +2,8 @@
  * ValidateRestore: checks the request (every problem by field path), finds the backup (by name,
  * or the latest Completed backup of a schedule), resolves the resource modifiers (inline, or a
  * ConfigMap read from the target cluster), checks the restore hooks (init containers as Velero
- * requires them, exec hooks that could run), refuses a restore name already used, and claims the
+ * requires them, exec hooks that could run), resolves the recipe (inline, or a ConfigMap of the
+ * target cluster, problems by field path), refuses a restore name already used, and claims the
  * name for this run. Invalid input is an outcome, not an exception.
  */
 
@@ -15,6 +16,7 @@ import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/st
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName } from '../name-claim.js';
+import { resolveRecipeReference } from '../recipe-reference.js';
 import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
 import { restoreHookProblems } from './restore-hooks.js';
 
@@ -82,6 +84,20 @@ export async function validateRestore(
     ...(deps.signal ? { signal: deps.signal } : {}),
   });
   if (!modifiers.ok) problems.push(...modifiers.problems);
+  const { clusterNamed } = deps;
+  const recipe = spec.recipe
+    ? await resolveRecipeReference({
+        ref: spec.recipe,
+        path: 'restore.spec.recipe',
+        workflow: 'restore',
+        ...(request.restore.metadata.namespace
+          ? { requestNamespace: request.restore.metadata.namespace }
+          : {}),
+        ...(clusterNamed ? { cluster: () => clusterNamed(request.cluster) } : {}),
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      })
+    : undefined;
+  if (recipe && !recipe.ok) problems.push(...recipe.problems);
   problems.push(...restoreHookProblems(spec));
   if (problems.length > 0) return rejected(problems);
 
@@ -111,6 +127,11 @@ export async function validateRestore(
   await deps.store.put(restoreWorkKeys(run).request, JSON.stringify(request), {
     contentType: 'application/json',
   });
+  if (recipe?.ok) {
+    await deps.store.put(restoreWorkKeys(run).recipe, JSON.stringify(recipe.value.stored), {
+      contentType: 'application/json',
+    });
+  }
   if (modifiers.ok && modifiers.value) {
     await deps.store.put(restoreWorkKeys(run).resourceModifiers, JSON.stringify(modifiers.value), {
       contentType: 'application/json',

@@ -24,6 +24,7 @@ export function restoreSubstitutions(functions: {
   patchVolumes: IFunction;
   phase: IFunction;
   hooks: IFunction;
+  recipeHook: IFunction;
   finalize: IFunction;
 }): Record<string, string> {
   return {
@@ -33,6 +34,7 @@ export function restoreSubstitutions(functions: {
     PatchProvisionedVolumesFunctionArn: functions.patchVolumes.functionArn,
     RestorePhaseFunctionArn: functions.phase.functionArn,
     RestoreHooksFunctionArn: functions.hooks.functionArn,
+    RunRestoreRecipeHookFunctionArn: functions.recipeHook.functionArn,
     FinalizeRestoreFunctionArn: functions.finalize.functionArn,
   };
 }
@@ -89,6 +91,13 @@ export class RestoreWorkflow extends Construct {
       environment,
       role: this.clusterWriterRole,
     });
+    // A recipe's hook steps: lists pods and execs in them, waiting for them as RestoreHooks does.
+    const recipeHook = stepFunction(this, 'RunRestoreRecipeHook', {
+      memoryMb: 512,
+      timeout: Duration.minutes(15),
+      environment,
+      role: this.clusterWriterRole,
+    });
     const { restoreVolumes, patchVolumes } = restoreVolumeFunctions(this, {
       environment,
       clusterWriterRole: this.clusterWriterRole,
@@ -101,8 +110,17 @@ export class RestoreWorkflow extends Construct {
     grantStorage(this, {
       bucket: props.bucket,
       key: props.key,
-      functions: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, finalize],
-      invokedByStateMachine: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, finalize],
+      functions: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, recipeHook, finalize],
+      invokedByStateMachine: [
+        validate,
+        plan,
+        restoreVolumes,
+        phase,
+        patchVolumes,
+        hooks,
+        recipeHook,
+        finalize,
+      ],
     });
     // A restore creates any kind of object, CRDs and RBAC included.
     clusterAccess(this, {
@@ -120,9 +138,10 @@ export class RestoreWorkflow extends Construct {
         phase,
         patchVolumes,
         hooks,
+        recipeHook,
         finalize,
       }),
-      invokes: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, finalize],
+      invokes: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, recipeHook, finalize],
     });
   }
 }

@@ -14,6 +14,8 @@ import { dnsSubdomain, labelSelector, names, type ValidationResult } from './kub
 
 /** A recipe hook without its own timeout gets Velero's exec default. */
 export const RECIPE_HOOK_DEFAULT_TIMEOUT_MS = 30_000;
+/** How long a restore hook step waits for its pods when the hook does not say (Lifeboat's choice). */
+export const RECIPE_HOOK_DEFAULT_WAIT_MS = 10 * 60_000;
 
 /**
  * One of two shapes, told apart by the value's type rather than by trying both, so that the
@@ -102,6 +104,11 @@ const hook = z.strictObject({
   /** Run in order, each as one exec with the hook's timeout; a string is one program path. */
   commands: z.array(command).min(1),
   timeout: timeout.optional(),
+  /**
+   * Restore only: how long the step waits for its pods — for one to exist and for its container
+   * to run (pods of workloads the restore just created come up after it). Default 10 minutes.
+   */
+  waitTimeout: timeout.optional(),
   /** Fail (the default for recipes) stops the workflow at this step. */
   onError: z.enum(['Continue', 'Fail']).optional(),
   /** Run on the first selected Running pod only (by namespace, then name), not on each. */
@@ -133,6 +140,8 @@ export interface RecipeHook {
   readonly container?: string;
   readonly commands: readonly (readonly string[])[];
   readonly timeoutMs: number;
+  /** Restore hook steps: how long to wait for the pods (RECIPE_HOOK_DEFAULT_WAIT_MS unless set). */
+  readonly waitTimeoutMs: number;
   readonly onError: 'Continue' | 'Fail';
   readonly singlePodOnly: boolean;
 }
@@ -267,6 +276,7 @@ function normalized(input: RecipeInput): Recipe {
       ...(h.container ? { container: h.container } : {}),
       commands: h.commands,
       timeoutMs: h.timeout ?? RECIPE_HOOK_DEFAULT_TIMEOUT_MS,
+      waitTimeoutMs: h.waitTimeout ?? RECIPE_HOOK_DEFAULT_WAIT_MS,
       // Recipes stop by default (RamenDR, seed 002: "defaults to Fail"): a workflow step that
       // did not happen must not be silently built upon. Velero-style hooks differ (hooks.ts).
       onError: h.onError ?? 'Fail',

@@ -19,6 +19,7 @@ import {
   problemsOf,
   type ValidationResult,
 } from './kubernetes.js';
+import { recipeReference, validateRecipe } from './recipe.js';
 import { type ResourceModifiersInput, resourceModifiersInput } from './resource-modifiers.js';
 
 const execRestoreHook = z.strictObject({
@@ -104,6 +105,12 @@ export const restoreSpec = z.strictObject({
       message: 'must be an availability zone name, such as us-east-1a',
     })
     .optional(),
+  /**
+   * Lifeboat, beyond Velero (seed 002): a recipe, inline or in a ConfigMap of the target cluster,
+   * whose `restore` workflow orders the restore as groups of the backed-up resources and named
+   * hooks (docs/recipes.md).
+   */
+  recipe: recipeReference.optional(),
 });
 export type RestoreSpec = z.infer<typeof restoreSpec>;
 
@@ -156,6 +163,23 @@ function resourceModifierProblems(spec: RestoreSpec): FieldProblem[] {
   return problems;
 }
 
+/** An inline recipe is checked whole here; one in a ConfigMap once ValidateRestore reads it. */
+export function restoreRecipeProblems(spec: RestoreSpec): FieldProblem[] {
+  const ref = spec.recipe;
+  if (!ref || !('inline' in ref)) return [];
+  const path = 'restore.spec.recipe.inline';
+  const checked = validateRecipe(ref.inline, path);
+  if (!checked.ok) return checked.problems;
+  return checked.value.workflows.restore
+    ? []
+    : [
+        {
+          path: `${path}.workflows.restore`,
+          message: 'a restore needs the recipe to have a restore workflow',
+        },
+      ];
+}
+
 /** Velero's restore controller checks (restore_controller.go validateAndComplete). */
 function crossFieldProblems(spec: RestoreSpec): FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -190,6 +214,7 @@ function crossFieldProblems(spec: RestoreSpec): FieldProblem[] {
     });
   }
   problems.push(...resourceModifierProblems(spec));
+  problems.push(...restoreRecipeProblems(spec));
   const targets = Object.values(spec.namespaceMapping ?? {});
   const duplicate = targets.find((t, i) => targets.indexOf(t) !== i);
   if (duplicate)

@@ -143,6 +143,55 @@ export const chunkTotals = z.strictObject({
 });
 export type ChunkTotals = z.infer<typeof chunkTotals>;
 
+/** One step of a recipe's restore workflow, as PlanRestore laid it out (docs/recipes.md). */
+export const restoreRecipeStep = z.strictObject({
+  index: z.number().int().nonnegative(),
+  kind: z.enum(['group', 'hook']),
+  name: z.string(),
+  /** A group step's items, as phases of their own (indexes unique over the whole restore); [] for a hook. */
+  phases: z.array(restorePhase),
+  items: z.number().int().nonnegative(),
+});
+export type RestoreRecipeStep = z.infer<typeof restoreRecipeStep>;
+
+/** What a recipe hook step (RunRestoreRecipeHook) is given: the run and the step. */
+export const restoreRecipeHookInput = z.object({
+  run: restoreRun,
+  step: restoreRecipeStep.pick({ index: true, name: true }),
+});
+export type RestoreRecipeHookInput = z.infer<typeof restoreRecipeHookInput>;
+
+/** What RunRestoreRecipeHook returns: whether the step is settled, else how long to wait. */
+export const restoreRecipeHookProgress = z.strictObject({
+  done: z.boolean(),
+  waitSeconds: z.number().int().nonnegative(),
+  attempted: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+});
+export type RestoreRecipeHookProgress = z.infer<typeof restoreRecipeHookProgress>;
+
+/** A recipe hook step while it waits or runs: when it began and, once found, its pods. */
+export const restoreRecipeHookState = z.strictObject({
+  startedAt: z.string(),
+  pods: z.array(podHooksRecord).optional(),
+  log: z.array(logEvent),
+});
+export type RestoreRecipeHookState = z.infer<typeof restoreRecipeHookState>;
+
+/** A recipe hook step settled: its log, each pod's hooks, the errors beside them, and its verdict. */
+export const restoreRecipeHookResult = z.strictObject({
+  step: z.number().int().nonnegative(),
+  hook: z.string(),
+  log: z.array(logEvent),
+  pods: z.array(podHooksOutcome),
+  /** Problems that are no pod's hook run (no pod selected): restore errors, by namespace when known. */
+  errors: z.array(z.strictObject({ namespace: z.string().optional(), message: z.string() })),
+  warnings: z.array(z.string()),
+  /** A hook with onError Fail failed: the workflow stops after this step. */
+  stopsWorkflow: z.boolean(),
+});
+export type RestoreRecipeHookResult = z.infer<typeof restoreRecipeHookResult>;
+
 export const restorePlan = z.strictObject({
   dryRun: z.boolean(),
   /** Volumes RestoreVolumes re-creates from native snapshots before the phases. */
@@ -152,6 +201,14 @@ export const restorePlan = z.strictObject({
   phases: z.array(restorePhase),
   totalItems: z.number().int(),
   skipped: z.number().int(),
+  /** A restore that follows a recipe: its workflow's steps (`phases` is then empty). */
+  recipe: z
+    .strictObject({
+      steps: z.array(restoreRecipeStep),
+      /** Backed-up items the request selects that no restore group takes: not restored. */
+      notInRecipe: z.number().int().nonnegative(),
+    })
+    .optional(),
   /** Dry runs only: what would happen to each item, in order. */
   preview: z
     .array(
@@ -160,6 +217,8 @@ export const restorePlan = z.strictObject({
         item: z.string(),
         action: z.enum(['create', 'update', 'skip']),
         reason: z.string().optional(),
+        /** A recipe restore: the workflow step that restores the item. */
+        recipeStep: z.number().int().nonnegative().optional(),
         /** Pods to create: the init containers their restore hooks add, in order. */
         initContainers: z.array(z.string()).optional(),
         /** Pods to create: the exec hooks that would run once they are up. */

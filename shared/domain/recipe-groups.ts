@@ -61,10 +61,13 @@ export function groupSelects(group: RecipeGroupFilter, item: GroupedItem): boole
 export function assignBlockToGroups(options: {
   items: readonly GroupedItem[];
   groups: readonly RecipeGroupFilter[];
+  /** Whether group `g` may take item `i` at all (unset: any); a restore step sees its source's items only. */
+  eligible?: (i: number, g: number) => boolean;
 }): (number | undefined)[] {
   const assigned: (number | undefined)[] = options.items.map(() => undefined);
+  const eligible = options.eligible ?? (() => true);
   for (const [g, group] of options.groups.entries()) {
-    const free = options.items.flatMap((_, i) => (assigned[i] === undefined ? [i] : []));
+    const free = options.items.flatMap((_, i) => (assigned[i] === undefined && eligible(i, g) ? [i] : []));
     const direct = free.filter((i) => groupSelects(group, options.items[i] as GroupedItem));
     if (direct.length === 0) continue;
     for (const i of direct) assigned[i] = g;

@@ -108,6 +108,17 @@ export const restoreWorkKeys = (options: { name: string; runId: string }) => {
     /** Every hook of the pod settled: what FinalizeRestore reports. */
     podHooksDone: (namespace: string, name: string) => `${dir}hooks/done/${namespace}/${name}.json.gz`,
     podHooksDoneDir: `${dir}hooks/done/`,
+    /** The recipe a restore follows, as decoded (inline or from its ConfigMap): ValidateRestore. */
+    recipe: `${dir}recipe.json`,
+    /** A recipe hook step's pods and progress (RunRestoreRecipeHook), and each pod's hooks. */
+    recipeHookStep: (step: number) => `${dir}recipe-hooks/${String(step).padStart(3, '0')}/step.json`,
+    recipeHookPodProgress: (step: number, namespace: string, name: string) =>
+      `${dir}recipe-hooks/${String(step).padStart(3, '0')}/progress/${namespace}/${name}.json.gz`,
+    recipeHookPodDone: (step: number, namespace: string, name: string) =>
+      `${dir}recipe-hooks/${String(step).padStart(3, '0')}/done/${namespace}/${name}.json.gz`,
+    /** A recipe hook step's outcome, once settled: what FinalizeRestore reports, in step order. */
+    recipeHookResult: (step: number) => `${dir}recipe-results/${String(step).padStart(3, '0')}.json.gz`,
+    recipeHookResultsDir: `${dir}recipe-results/`,
   };
 };
 

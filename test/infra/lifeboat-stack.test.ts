@@ -76,8 +76,14 @@ describe('the Lifeboat stack', () => {
       'RestoreHooksFunctionArn',
       'RestorePhaseFunctionArn',
       'RestoreVolumesFunctionArn',
+      'RunRestoreRecipeHookFunctionArn',
       'ValidateRestoreFunctionArn',
     ]);
+    // A recipe's restore hook steps exec in pods with the role that has the cluster access entry.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: Match.stringLikeRegexp('-RunRestoreRecipeHook$'),
+      Timeout: 900,
+    });
     template.hasResourceProperties('AWS::EKS::AccessEntry', {
       ClusterName: 'prod-a',
       AccessPolicies: [

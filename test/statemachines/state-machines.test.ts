@@ -160,6 +160,7 @@ describe('statemachines/restore.asl.json', () => {
       patchVolumes: f('pv'),
       phase: f('ph'),
       hooks: f('h'),
+      recipeHook: f('rh'),
       finalize: f('f'),
     });
     expect(Object.keys(infra).sort()).toEqual(placeholders);
@@ -401,6 +402,130 @@ describe('the restore flow', () => {
         e.failure.cause.includes('the chunk is gone'),
     );
     expect(calls.every((p) => p === 0)).toBe(true);
+  });
+});
+
+describe('the restore flow of a recipe', () => {
+  const restoreText = substitute(readFileSync(RESTORE_DEFINITION, 'utf8'), LOCAL_RESTORE_FUNCTION_ARNS);
+  const run = { name: 'r', backupName: 'b', cluster: 'c', runId: 'x', startedAt: 't', dryRun: false };
+  const phase = (index: number, groupResource: string, chunks: number) => ({
+    index,
+    groupResource,
+    chunks,
+    items: chunks,
+    chunkIndexes: Array.from({ length: chunks }, (_, i) => i + index),
+  });
+  const step = (index: number, kind: 'group' | 'hook', name: string, phases: ReturnType<typeof phase>[]) => ({
+    index,
+    kind,
+    name,
+    phases,
+    items: phases.reduce((n, p) => n + p.items, 0),
+  });
+  const plan = {
+    dryRun: false,
+    totalItems: 6,
+    skipped: 0,
+    phases: [],
+    recipe: {
+      notInRecipe: 0,
+      steps: [
+        step(0, 'group', 'volumes', [phase(0, 'namespaces', 1), phase(1, 'persistentvolumeclaims', 2)]),
+        step(1, 'hook', 'pre-workload', []),
+        step(2, 'group', 'workloads', [phase(2, 'deployments.apps', 3)]),
+        step(3, 'hook', 'post-workload', []),
+      ],
+    },
+  };
+
+  async function execute(recipeHook: (input: JsonValue) => Promise<JsonValue>) {
+    const order: string[] = [];
+    const output = await runLocalStateMachine({
+      definition: restoreText,
+      input: { request: {} },
+      executionName: 'x',
+      taskToken: 't',
+      handlers: {
+        ValidateRestore: async () => ({ valid: true, run }),
+        PlanRestore: async () => plan,
+        RestorePhase: async () => {
+          throw new Error('a recipe restore restores its phases in its group steps');
+        },
+        RestoreRecipePhase: async (input) => {
+          const { phase: p, chunk } = input as {
+            phase: { index: number; groupResource: string };
+            chunk: number;
+          };
+          order.push(`phase ${p.index} ${p.groupResource} chunk ${chunk}`);
+          return { phase: p.groupResource, chunk, created: 1, updated: 0, skipped: 0, failed: 0 };
+        },
+        RunRestoreRecipeHook: async (input) => {
+          const { step: s } = input as { step: { index: number; name: string } };
+          order.push(`hook ${s.index} ${s.name}`);
+          return recipeHook(input);
+        },
+        RestoreHooks: async () => {
+          order.push('RestoreHooks');
+          return { pending: 0, waitSeconds: 0, settled: 0 };
+        },
+        FinalizeRestore: async () => {
+          order.push('FinalizeRestore');
+          return { name: 'r', phase: 'Completed' };
+        },
+      },
+    });
+    return { output, order };
+  }
+
+  it('runs the workflow’s steps in order, each group’s phases and chunks before the next step, then the restore’s own hooks', async () => {
+    const inputs: JsonValue[] = [];
+    const { output, order } = await execute(async (input) => {
+      inputs.push(input);
+      return { done: true, waitSeconds: 0, attempted: 1, failed: 0 };
+    });
+    expect(output).toEqual({ name: 'r', phase: 'Completed' });
+    expect(order).toEqual([
+      'phase 0 namespaces chunk 0',
+      'phase 1 persistentvolumeclaims chunk 1',
+      'phase 1 persistentvolumeclaims chunk 2',
+      'hook 1 pre-workload',
+      'phase 2 deployments.apps chunk 2',
+      'phase 2 deployments.apps chunk 3',
+      'phase 2 deployments.apps chunk 4',
+      'hook 3 post-workload',
+      'RestoreHooks',
+      'FinalizeRestore',
+    ]);
+    expect(inputs[0]).toEqual({ run, step: { index: 1, name: 'pre-workload' } });
+  });
+
+  it('calls a hook step again after its wait while it waits for its pods', async () => {
+    const answers = [
+      { done: false, waitSeconds: 0, attempted: 0, failed: 0 },
+      { done: false, waitSeconds: 0, attempted: 0, failed: 0 },
+    ];
+    const { order } = await execute(
+      async () => answers.shift() ?? { done: true, waitSeconds: 0, attempted: 1, failed: 0 },
+    );
+    expect(order.filter((o) => o === 'hook 1 pre-workload')).toHaveLength(3);
+    expect(order.indexOf('phase 2 deployments.apps chunk 2')).toBeGreaterThan(
+      order.lastIndexOf('hook 1 pre-workload'),
+    );
+  });
+
+  it('stops the workflow at a hook step that fails with RecipeStepFailed, and still finishes the restore', async () => {
+    const { output, order } = await execute(async () => {
+      throw Object.assign(new Error('pre-workload failed'), { name: 'RecipeStepFailed' });
+    });
+    expect(output).toEqual({ name: 'r', phase: 'Completed' });
+    expect(order).toEqual([
+      'phase 0 namespaces chunk 0',
+      'phase 1 persistentvolumeclaims chunk 1',
+      'phase 1 persistentvolumeclaims chunk 2',
+      'hook 1 pre-workload',
+      'RestoreHooks',
+      'FinalizeRestore',
+    ]);
   });
 });
 

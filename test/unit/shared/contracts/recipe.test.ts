@@ -69,6 +69,7 @@ describe('the documented example recipe', () => {
       container: 'main',
       commands: [['/cpdbr-scripts/cpdbr/checkpoint_create.sh']],
       timeoutMs: 1_800_000,
+      waitTimeoutMs: 600_000,
       onError: 'Fail',
       singlePodOnly: true,
     });
@@ -117,7 +118,7 @@ describe('recipe validation', () => {
     expect(problems(base())).toEqual([]);
   });
 
-  it('defaults a hook without timeout or onError to 30 s and Fail', () => {
+  it('defaults a hook without timeout, waitTimeout or onError to 30 s, 10 min and Fail', () => {
     // Act
     const result = validateRecipe(base());
 
@@ -127,6 +128,7 @@ describe('recipe validation', () => {
       name: 'freeze',
       commands: [['/freeze.sh']],
       timeoutMs: 30_000,
+      waitTimeoutMs: 600_000,
       onError: 'Fail',
       singlePodOnly: false,
     });

@@ -170,3 +170,50 @@ describe('the source of a restore’s resource modifiers', () => {
     expect(source({ inline })).toEqual({ kind: 'inline', input: inline });
   });
 });
+
+describe('the restore request’s recipe', () => {
+  const recipe = {
+    groups: [
+      { name: 'everything' },
+      { name: 'workloads', backupGroup: 'everything', includedResourceTypes: ['deployments.apps'] },
+    ],
+    hooks: [{ name: 'warm-up', commands: ['/warm.sh'] }],
+    workflows: { backup: [{ group: 'everything' }], restore: [{ group: 'workloads' }, { hook: 'warm-up' }] },
+  };
+  const problems = (spec: Record<string, unknown>) => {
+    const result = validateRestoreRequest(request({ backupName: 'nightly', ...spec }));
+    return result.ok ? [] : result.problems;
+  };
+
+  it('accepts a recipe inline or by ConfigMap', () => {
+    expect(problems({ recipe: { inline: recipe } })).toEqual([]);
+    expect(problems({ recipe: { configMap: { name: 'cpd-recipe', namespace: 'cpd' } } })).toEqual([]);
+  });
+
+  it('names the field path of a problem in an inline recipe', () => {
+    const broken = {
+      ...recipe,
+      groups: [recipe.groups[0], { ...recipe.groups[1], backupGroup: 'all' }],
+      workflows: { ...recipe.workflows, restore: [{ group: 'workloads' }, { hook: 'warm' }] },
+    };
+    expect(problems({ recipe: { inline: broken } })).toEqual([
+      { path: 'restore.spec.recipe.inline.groups[1].backupGroup', message: 'no group named "all"' },
+      { path: 'restore.spec.recipe.inline.workflows.restore[1].hook', message: 'no hook named "warm"' },
+    ]);
+  });
+
+  it('needs a restore workflow in an inline recipe', () => {
+    expect(
+      problems({ recipe: { inline: { ...recipe, workflows: { backup: recipe.workflows.backup } } } }),
+    ).toEqual([
+      {
+        path: 'restore.spec.recipe.inline.workflows.restore',
+        message: 'a restore needs the recipe to have a restore workflow',
+      },
+    ]);
+  });
+
+  it('refuses a reference that is neither inline nor a ConfigMap', () => {
+    expect(problems({ recipe: { secret: 'x' } }).map((p) => p.path)).toEqual(['restore.spec.recipe']);
+  });
+});
