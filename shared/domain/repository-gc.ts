@@ -1,7 +1,7 @@
 /**
  * Garbage collection's decisions, apart from its I/O (docs/repository-format.md, "Garbage
- * collection"): which blobs a block map names, which packs hold no live blob, and which condemned
- * packs may go now. Deletion is two-phase: a pack is first condemned (writers stop deduplicating
+ * collection"): which packs hold no live blob, and which condemned packs may go now (block maps
+ * are read with block mode's own parser, domain/block-map). Deletion is two-phase: a pack is first condemned (writers stop deduplicating
  * against it), and deleted only once every writer that could have loaded it before the
  * condemnation has ended — and only if no manifest written meanwhile uses one of its blobs.
  */
@@ -17,32 +17,6 @@ export interface Condemnation {
   readonly packs: readonly { readonly id: string; readonly bytes: number }[];
   /** Writers live once the record existed; undefined until the collector has listed them. */
   readonly blockers?: readonly string[];
-}
-
-const BLOB_ID = /^[0-9a-f]{64}$/;
-
-export class BlockMapInvalid extends Error {
-  constructor(reason: string) {
-    super(`block map blob: ${reason}`);
-    this.name = 'BlockMapInvalid';
-  }
-}
-
-/** The blob ids a block-map blob lists: a JSON array of `[blockIndex, blobId]`, ascending indexes. */
-export function blockMapBlobIds(json: unknown): string[] {
-  if (!Array.isArray(json)) throw new BlockMapInvalid('not a JSON array');
-  const ids: string[] = [];
-  let previous = -1;
-  for (const [i, pair] of json.entries()) {
-    if (!Array.isArray(pair) || pair.length !== 2) throw new BlockMapInvalid(`entry ${i} is not a pair`);
-    const [index, id] = pair as unknown[];
-    if (typeof index !== 'number' || !Number.isInteger(index) || index <= previous)
-      throw new BlockMapInvalid(`entry ${i}: block indexes must be ascending integers`);
-    if (typeof id !== 'string' || !BLOB_ID.test(id)) throw new BlockMapInvalid(`entry ${i}: not a blob id`);
-    previous = index;
-    ids.push(id);
-  }
-  return ids;
 }
 
 /** Packs none of whose blobs is live, less those already condemned. */

@@ -312,6 +312,11 @@ export class IndexView {
     return this.packTable;
   }
 
+  /** Segments a lookup may search: at most log2(records) + 1. */
+  segmentCount(): number {
+    return this.segments.length;
+  }
+
   blobCount(): number {
     return this.segments.reduce((n, s) => n + s.count, 0);
   }

@@ -42,6 +42,11 @@ export interface RepositoryWriter {
   /** Uploads open packs and their index entries: every blob put so far is durable afterwards. */
   flush(options?: { signal?: AbortSignal }): Promise<void>;
   stats(): WriteStats;
+  /**
+   * Ends the session after its manifest is written: releases the writer's lease, so garbage
+   * collection need not wait for it to expire. Blobs not flushed are not stored.
+   */
+  close?(options?: { signal?: AbortSignal }): Promise<void>;
 }
 
 export interface RepositoryReader {

@@ -8,14 +8,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type CondemnedRecord, writerLeaseSchema } from '../../contracts/repository.js';
-import { LifeboatError, RepositoryFormatUnsupported } from '../../domain/errors.js';
-import {
-  blockMapBlobIds,
-  leaseIsLive,
-  type PackContents,
-  packsToCondemn,
-  planSweep,
-} from '../../domain/repository-gc.js';
+import { parseBlockMapChunk } from '../../domain/block-map.js';
+import { RepositoryFormatUnsupported } from '../../domain/errors.js';
+import { leaseIsLive, type PackContents, packsToCondemn, planSweep } from '../../domain/repository-gc.js';
 import { locationsOf } from '../../domain/repository-index.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
 import type { BlobId, GcReport, SnapshotManifest } from '../../ports/repository.js';
@@ -24,10 +19,13 @@ import { MaintenanceLockHandle } from './maintenance-lock.js';
 import { readPackHeader } from './pack-io.js';
 import { type RepositorySession, readCondemnedRecords, readJson } from './repository-session.js';
 
-/** File mode's tree format: the blobs one tree blob names (trees are followed further). */
+/**
+ * File mode's tree format, owned by file mode (shared/domain/file-tree.ts, fileTreeChildren): the
+ * blobs one tree blob names, `nested` ones of the same format (read and followed) and `data`.
+ */
 export type TreeReferences = (tree: Uint8Array) => {
-  readonly trees: readonly BlobId[];
-  readonly blobs: readonly BlobId[];
+  readonly nested: readonly BlobId[];
+  readonly data: readonly BlobId[];
 };
 
 export interface GcReportDetails extends GcReport {
@@ -101,7 +99,7 @@ class Marker {
     await mapBounded(blockMap, READ_CONCURRENCY, async (mapId) => {
       this.live.add(mapId);
       const bytes = await this.options.getBlob(mapId, this.options.signal);
-      for (const id of blockMapBlobIds(JSON.parse(Buffer.from(bytes).toString('utf8')))) this.live.add(id);
+      for (const [, id] of parseBlockMapChunk(Buffer.from(bytes).toString('utf8'))) this.live.add(id);
     });
   }
 
@@ -117,8 +115,8 @@ class Marker {
       for (const id of batch) this.live.add(id);
       await mapBounded(batch, READ_CONCURRENCY, async (id) => {
         const refs = references(await this.options.getBlob(id, this.options.signal));
-        for (const blob of refs.blobs) this.live.add(blob);
-        for (const tree of refs.trees) if (!this.live.has(tree)) queue.push(tree);
+        for (const blob of refs.data) this.live.add(blob);
+        for (const tree of refs.nested) if (!this.live.has(tree)) queue.push(tree);
       });
     }
   }
@@ -243,10 +241,6 @@ export async function collectGarbage(options: {
       packsReprieved: plan.reprieved.length,
       blobsLive: marker.live.size,
     };
-  } catch (error) {
-    if (error instanceof SyntaxError)
-      throw new LifeboatError('garbage collection stopped: a block map blob is not JSON', { cause: error });
-    throw error;
   } finally {
     await lock.release(signal).catch(() => undefined);
   }

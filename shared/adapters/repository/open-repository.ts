@@ -15,23 +15,16 @@ import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { KeyWrapper } from '../../ports/key-wrapper.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import type {
-  BlobId,
-  GcReport,
-  ManifestSummary,
-  Repository,
-  SnapshotManifest,
-  VerifyReport,
-} from '../../ports/repository.js';
+import type { BlobId, ManifestSummary, Repository, SnapshotManifest } from '../../ports/repository.js';
 import { systemClock } from '../system-clock.js';
 import { mapBounded } from './bounded.js';
 import { type NewRepositoryParameters, openFormat } from './format-object.js';
-import { collectGarbage, type TreeReferences } from './garbage-collector.js';
+import { collectGarbage, type GcReportDetails, type TreeReferences } from './garbage-collector.js';
 import { openRecord, readRecord } from './pack-io.js';
 import { PackWriter, type PackWriterSettings } from './pack-writer.js';
 import { OpenFailed, objectAad } from './repository-crypto.js';
 import { RepositorySession } from './repository-session.js';
-import { verifyRepository } from './verify-repository.js';
+import { type VerifyReportDetails, verifyRepository } from './verify-repository.js';
 
 export interface OpenRepositoryOptions {
   readonly store: ObjectStore;
@@ -198,7 +191,7 @@ class PackRepository implements Repository {
     await this.session.store.delete(repositoryKeys.snapshot(id), { signal: options?.signal });
   }
 
-  collectGarbage(options?: { signal?: AbortSignal }): Promise<GcReport> {
+  collectGarbage(options?: { signal?: AbortSignal }): Promise<GcReportDetails> {
     return collectGarbage({
       session: this.session,
       manifestIds: (signal) => this.manifestIds(signal),
@@ -211,14 +204,17 @@ class PackRepository implements Repository {
     });
   }
 
-  verify(options?: { signal?: AbortSignal }): Promise<VerifyReport> {
+  verify(options?: { signal?: AbortSignal }): Promise<VerifyReportDetails> {
     return verifyRepository({ session: this.session, signal: options?.signal });
   }
 }
 
-export type OpenedRepository = Repository & {
+/** The port's Repository, with its stored parameters and writers that can be closed. */
+export type OpenedRepository = Omit<Repository, 'writer' | 'collectGarbage' | 'verify'> & {
   readonly parameters: RepositoryParameters;
   writer(): PackWriter;
+  collectGarbage(options?: { signal?: AbortSignal }): Promise<GcReportDetails>;
+  verify(options?: { signal?: AbortSignal }): Promise<VerifyReportDetails>;
 };
 
 /** Opens the repository in the store, creating it (format object, data key) on first use. */

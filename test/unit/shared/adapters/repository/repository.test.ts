@@ -1,61 +1,26 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LocalDirectoryStore } from '../../../../../shared/adapters/local-directory-store.js';
 import { LocalKeyWrapper } from '../../../../../shared/adapters/local-key-wrapper.js';
 import { openRepository } from '../../../../../shared/adapters/repository/open-repository.js';
-import { BlobMissing, RepositoryFormatUnsupported } from '../../../../../shared/domain/errors.js';
+import {
+  BlobCorrupt,
+  BlobMissing,
+  RepositoryFormatUnsupported,
+  RepositoryLeaseLost,
+} from '../../../../../shared/domain/errors.js';
 import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
-import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
-
-const KiB = 1024;
-
-async function tempStore(): Promise<{ store: LocalDirectoryStore; root: string }> {
-  const root = await mkdtemp(join(tmpdir(), 'repo-'));
-  return { store: new LocalDirectoryStore(root), root };
-}
-
-const key = (): LocalKeyWrapper => new LocalKeyWrapper(new Uint8Array(32).fill(7));
-
-/** Counts the pack uploads a store receives (a real store underneath). */
-class CountingStore implements ObjectStore {
-  readonly location: string;
-  packPuts = 0;
-  constructor(private readonly inner: ObjectStore) {
-    this.location = inner.location;
-  }
-  put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
-    if (k.startsWith(repositoryKeys.packsDir)) this.packPuts++;
-    return this.inner.put(k, body, options);
-  }
-  putStream(k: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void> {
-    return this.inner.putStream(k, body, options);
-  }
-  get(k: string, options?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
-    return this.inner.get(k, options);
-  }
-  getStream(k: string, options?: { signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array> | undefined> {
-    return this.inner.getStream(k, options);
-  }
-  getRange(
-    k: string,
-    range: { offset: number; length: number },
-    options?: { signal?: AbortSignal },
-  ): Promise<Uint8Array | undefined> {
-    return this.inner.getRange?.(k, range, options) ?? Promise.resolve(undefined);
-  }
-  exists(k: string, options?: { signal?: AbortSignal }): Promise<boolean> {
-    return this.inner.exists(k, options);
-  }
-  list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]> {
-    return this.inner.list(prefix, options);
-  }
-  delete(k: string, options?: { signal?: AbortSignal }): Promise<void> {
-    return this.inner.delete(k, options);
-  }
-}
+import type { Repository } from '../../../../../shared/ports/repository.js';
+import {
+  blockManifest,
+  blockMapBytes,
+  KiB,
+  localKey as key,
+  RecordingStore,
+  TestClock,
+  tempStore,
+} from './support.js';
 
 describe('the pack repository over a local directory', () => {
   it('stores blobs in packs and reads them back, checked', async () => {
@@ -84,7 +49,7 @@ describe('the pack repository over a local directory', () => {
 
   it('deduplicates within a writer and across writers and opens', async () => {
     const { store: inner } = await tempStore();
-    const store = new CountingStore(inner);
+    const store = new RecordingStore(inner);
     const data = randomBytes(40 * KiB);
     const repo = await openRepository({ store, keys: key() });
     const first = repo.writer();
@@ -112,11 +77,11 @@ describe('the pack repository over a local directory', () => {
 
   it('writes each manifest once, reads, lists and deletes it', async () => {
     const { store } = await tempStore();
-    const repo = await openRepository({ store, keys: key() });
+    const repo: Repository = await openRepository({ store, keys: key() });
     const writer = repo.writer();
     const map = await writer.putBlob(Buffer.from(JSON.stringify([])));
     await writer.flush();
-    await writer.close();
+    await writer.close?.();
     const manifest = {
       kind: 'block' as const,
       id: 'snap-1',
@@ -145,5 +110,101 @@ describe('the pack repository over a local directory', () => {
     const format = JSON.parse(await readFile(path, 'utf8'));
     await writeFile(path, JSON.stringify({ ...format, formatVersion: 2 }));
     await expect(openRepository({ store, keys: key() })).rejects.toBeInstanceOf(RepositoryFormatUnsupported);
+  });
+});
+
+describe('integrity', () => {
+  it('verify names a blob whose stored bytes changed, and getBlob refuses it', async () => {
+    const { store, root } = await tempStore();
+    const repo = await openRepository({ store, keys: key() });
+    const writer = repo.writer();
+    const good = await writer.putBlob(randomBytes(4 * KiB));
+    const bad = await writer.putBlob(randomBytes(4 * KiB));
+    await writer.flush();
+    await writer.close();
+    expect(await repo.verify()).toMatchObject({ blobsChecked: 2, bytesChecked: 8 * KiB, problems: [] });
+
+    const [packKey] = await store.list(repositoryKeys.packsDir);
+    const path = join(root, packKey ?? '');
+    const bytes = await readFile(path);
+    // The second record is the pack's last 4 KiB + 28 bytes: flip a byte in its middle.
+    bytes[bytes.length - 2 * KiB] = (bytes[bytes.length - 2 * KiB] ?? 0) ^ 0x01;
+    await writeFile(path, bytes);
+
+    const report = await repo.verify();
+    expect(report.blobsChecked).toBe(2);
+    expect(report.problems).toHaveLength(1);
+    expect(report.problems[0]).toContain(bad.id);
+    expect(report.badBlobs).toEqual([bad.id]);
+    await expect(repo.getBlob(bad.id)).rejects.toBeInstanceOf(BlobCorrupt);
+    expect((await repo.getBlob(good.id)).length).toBe(4 * KiB);
+  });
+
+  it('a blob id is keyed: another repository gives the same data another id', async () => {
+    const one = await openRepository({ store: (await tempStore()).store, keys: key() });
+    const two = await openRepository({ store: (await tempStore()).store, keys: key() });
+    const data = Buffer.from('the same bytes');
+    expect(one.writer().blobId(data)).not.toBe(two.writer().blobId(data));
+    expect(one.writer().blobId(data)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('refuses to open with a key other than the one that wraps its data key', async () => {
+    const { store } = await tempStore();
+    await openRepository({ store, keys: key() });
+    await expect(
+      openRepository({ store, keys: new LocalKeyWrapper(new Uint8Array(32).fill(8)) }),
+    ).rejects.toThrow(/does not unwrap/);
+  });
+});
+
+describe('writer sessions', () => {
+  it('refuse a manifest once a writer lost its lease', async () => {
+    const { store } = await tempStore();
+    const clock = new TestClock();
+    const repo = await openRepository({ store, keys: key(), clock, leaseTtlMs: 60_000 });
+    const writer = repo.writer();
+    const map = await writer.putBlob(blockMapBytes([]));
+    await writer.flush();
+    clock.advance(61_000);
+    await expect(repo.writeManifest(blockManifest('late', map.id))).rejects.toBeInstanceOf(
+      RepositoryLeaseLost,
+    );
+    await writer.close();
+  });
+
+  it('refuse a manifest that names a blob no index holds', async () => {
+    const { store } = await tempStore();
+    const repo = await openRepository({ store, keys: key() });
+    const writer = repo.writer();
+    const map = await writer.putBlob(blockMapBytes([]));
+    // Not flushed: the blob is in the writer's open pack only.
+    await expect(repo.writeManifest(blockManifest('early', map.id))).rejects.toBeInstanceOf(BlobMissing);
+    await writer.close();
+  });
+
+  it('name the field of a manifest that is not valid', async () => {
+    const { store } = await tempStore();
+    const repo = await openRepository({ store, keys: key() });
+    await expect(repo.writeManifest(blockManifest('../escape', 'ab'.repeat(32)))).rejects.toThrow(
+      /manifest\.id: expected 1-200 letters/,
+    );
+  });
+
+  it('stop at an aborted signal, and take no further blob', async () => {
+    const { store } = await tempStore();
+    const repo = await openRepository({ store, keys: key() });
+    const writer = repo.writer();
+    const controller = new AbortController();
+    controller.abort();
+    await expect(writer.putBlob(randomBytes(KiB), { signal: controller.signal })).rejects.toThrow(/abort/i);
+    await writer.close();
+  });
+
+  it('keep memory bounded: a blob over the limit is refused by name', async () => {
+    const { store } = await tempStore();
+    const repo = await openRepository({ store, keys: key(), create: { maxBlobBytes: 4 * KiB } });
+    await expect(repo.writer().putBlob(new Uint8Array(4 * KiB + 1))).rejects.toThrow(
+      /larger than the repository's limit/,
+    );
   });
 });

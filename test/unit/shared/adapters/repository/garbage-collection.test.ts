@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  type OpenedRepository,
+  openRepository,
+} from '../../../../../shared/adapters/repository/open-repository.js';
+import type { PackWriter } from '../../../../../shared/adapters/repository/pack-writer.js';
+import { BlobMissing, RepositoryBusy } from '../../../../../shared/domain/errors.js';
+import { repositoryKeyId, repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import type { ObjectStore } from '../../../../../shared/ports/object-store.js';
+import { blockManifest, blockMapBytes, KiB, localKey, tempStore } from './support.js';
+
+const open = (store: ObjectStore): Promise<OpenedRepository> =>
+  openRepository({ store, keys: localKey(), create: { packTargetBytes: 32 * KiB } });
+
+/** Puts the blocks and their block map; flushed, not yet named by a manifest. */
+async function putVolume(writer: PackWriter, blocks: readonly Uint8Array[]): Promise<string> {
+  const ids: string[] = [];
+  for (const b of blocks) ids.push((await writer.putBlob(b)).id);
+  const map = await writer.putBlob(blockMapBytes(ids));
+  await writer.flush();
+  return map.id;
+}
+
+/** Backs a volume up as one writer session with its manifest. */
+async function backup(repo: OpenedRepository, id: string, blocks: readonly Uint8Array[]): Promise<void> {
+  const writer = repo.writer();
+  const map = await putVolume(writer, blocks);
+  await repo.writeManifest(blockManifest(id, map));
+  await writer.close();
+}
+
+async function packSizes(store: ObjectStore): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const key of await store.list(repositoryKeys.packsDir))
+    out.set(repositoryKeyId(key), (await store.get(key))?.length ?? 0);
+  return out;
+}
+
+const blocks = (n: number): Uint8Array[] => Array.from({ length: n }, () => randomBytes(8 * KiB));
+
+describe('garbage collection', () => {
+  it('deletes exactly the packs only a deleted snapshot used, reports the bytes, and keeps the rest readable', async () => {
+    const { store } = await tempStore();
+    const repo = await open(store);
+    const shared = blocks(3);
+    const onlyA = blocks(12);
+    const onlyB = blocks(5);
+    await backup(repo, 'a', [...onlyA, ...shared]);
+    const packsOfA = await packSizes(store);
+    await backup(repo, 'b', [...shared, ...onlyB]);
+    const before = await packSizes(store);
+
+    await repo.deleteManifest('a');
+    const report = await repo.collectGarbage();
+
+    const after = await packSizes(store);
+    const deleted = [...before.keys()].filter((p) => !after.has(p));
+    // a's blobs went in order, four to a pack: three packs of a's own blocks, then one with the
+    // shared blocks and a's block map, which b still uses. Exactly the first three go.
+    expect(packsOfA.size).toBe(4);
+    expect(deleted).toHaveLength(3);
+    for (const p of deleted) expect(packsOfA.has(p)).toBe(true);
+    expect(report).toMatchObject({
+      liveManifests: 1,
+      packsDeleted: deleted.length,
+      packsKept: after.size,
+      bytesFreed: deleted.reduce((sum, p) => sum + (before.get(p) ?? 0), 0),
+    });
+    const reader = await open(store);
+    for (const b of [...shared, ...onlyB])
+      expect(Buffer.from(await reader.getBlob(reader.writer().blobId(b)))).toEqual(Buffer.from(b));
+    expect(await reader.verify()).toMatchObject({ problems: [] });
+    // Every remaining pack holds a blob of b; a second run finds nothing more to free.
+    expect(await reader.collectGarbage()).toMatchObject({
+      packsDeleted: 0,
+      bytesFreed: 0,
+      packsCondemned: 0,
+    });
+  });
+
+  it('keeps the packs of a backup written while it runs, and deletes once that writer has ended', async () => {
+    const { store } = await tempStore();
+    const repo = await open(store);
+    const onlyA = blocks(8);
+    await backup(repo, 'a', onlyA);
+    const packsOfA = await packSizes(store);
+    await repo.deleteManifest('a');
+
+    // A backup in progress: its packs are uploaded and indexed, its manifest not written yet.
+    const writing = await open(store);
+    const writer = writing.writer();
+    const inProgress = blocks(6);
+    const map = await putVolume(writer, inProgress);
+
+    const first = await repo.collectGarbage();
+    expect(first).toMatchObject({ packsDeleted: 0, bytesFreed: 0 });
+    expect(first.packsWaiting).toBeGreaterThan(packsOfA.size - 1);
+
+    await writing.writeManifest(blockManifest('c', map));
+    await writer.close();
+    const second = await repo.collectGarbage();
+    expect(second.packsDeleted).toBe(packsOfA.size);
+    expect(second.packsReprieved).toBeGreaterThan(0);
+    const after = await packSizes(store);
+    for (const p of packsOfA.keys()) expect(after.has(p)).toBe(false);
+    const reader = await open(store);
+    for (const b of inProgress)
+      expect(Buffer.from(await reader.getBlob(reader.writer().blobId(b)))).toEqual(Buffer.from(b));
+    await expect(reader.getBlob(reader.writer().blobId(onlyA[0] as Uint8Array))).rejects.toBeInstanceOf(
+      BlobMissing,
+    );
+  });
+
+  it('lets a writer that loaded a pack before its condemnation use it, and then keeps it', async () => {
+    const { store } = await tempStore();
+    const repo = await open(store);
+    const old = blocks(4);
+    await backup(repo, 'a', old);
+    await repo.deleteManifest('a');
+    const early = await open(store);
+    const writer = early.writer();
+    await writer.flush(); // lease taken, index loaded: a's packs are deduplicable for this writer
+
+    await repo.collectGarbage(); // condemns a's packs; this writer blocks their deletion
+    const map = await putVolume(writer, old);
+    expect(writer.stats().blobsDeduplicated).toBe(old.length + 1); // the blocks and the same block map
+    await early.writeManifest(blockManifest('d', map));
+    await writer.close();
+
+    const report = await repo.collectGarbage();
+    expect(report.packsDeleted).toBe(0);
+    const reader = await open(store);
+    for (const b of old)
+      expect(Buffer.from(await reader.getBlob(reader.writer().blobId(b)))).toEqual(Buffer.from(b));
+    expect(await reader.verify()).toMatchObject({ problems: [] });
+  });
+
+  it('makes a writer that starts after a condemnation store those blobs again', async () => {
+    const { store } = await tempStore();
+    const repo = await open(store);
+    const old = blocks(4);
+    await backup(repo, 'a', old);
+    await repo.deleteManifest('a');
+    const blocker = (await open(store)).writer();
+    await blocker.flush();
+    await repo.collectGarbage(); // condemned, not deleted: `blocker` is live
+
+    const late = await open(store);
+    const writer = late.writer();
+    const map = await putVolume(writer, old);
+    expect(writer.stats()).toMatchObject({ blobsDeduplicated: 0, blobsStored: old.length + 1 });
+    await late.writeManifest(blockManifest('e', map));
+    await writer.close();
+    await blocker.close();
+
+    const report = await repo.collectGarbage();
+    expect(report.packsDeleted).toBeGreaterThan(0);
+    const reader = await open(store);
+    for (const b of old)
+      expect(Buffer.from(await reader.getBlob(reader.writer().blobId(b)))).toEqual(Buffer.from(b));
+  });
+
+  it('runs one at a time', async () => {
+    const { store } = await tempStore();
+    const repo = await open(store);
+    await store.put(
+      repositoryKeys.gcLock,
+      JSON.stringify({
+        owner: 'ab'.repeat(16),
+        purpose: 'garbage collection',
+        expiresAt: '2999-01-01T00:00:00Z',
+      }),
+    );
+    await expect(repo.collectGarbage()).rejects.toBeInstanceOf(RepositoryBusy);
+  });
+});

@@ -1,0 +1,91 @@
+/** Shared by the repository adapter tests: a real local store in a temp dir, seen through a recorder. */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalDirectoryStore } from '../../../../../shared/adapters/local-directory-store.js';
+import { LocalKeyWrapper } from '../../../../../shared/adapters/local-key-wrapper.js';
+import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import type { Clock } from '../../../../../shared/ports/clock.js';
+import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
+import type { SnapshotManifest } from '../../../../../shared/ports/repository.js';
+
+export const KiB = 1024;
+
+export async function tempStore(): Promise<{ store: LocalDirectoryStore; root: string }> {
+  const root = await mkdtemp(join(tmpdir(), 'repo-'));
+  return { store: new LocalDirectoryStore(root), root };
+}
+
+export const localKey = (): LocalKeyWrapper => new LocalKeyWrapper(new Uint8Array(32).fill(7));
+
+export class TestClock implements Clock {
+  constructor(private at = Date.parse('2026-01-01T00:00:00Z')) {}
+  now(): Date {
+    return new Date(this.at);
+  }
+  advance(ms: number): void {
+    this.at += ms;
+  }
+}
+
+/**
+ * A real store underneath; counts pack uploads, and can stop answering index writes (a process
+ * killed after uploading its packs and before writing their index).
+ */
+export class RecordingStore implements ObjectStore {
+  readonly location: string;
+  packPuts = 0;
+  stopIndexWrites = false;
+  constructor(private readonly inner: ObjectStore) {
+    this.location = inner.location;
+  }
+  put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
+    if (k.startsWith(repositoryKeys.indexDir) && this.stopIndexWrites) return new Promise(() => undefined);
+    if (k.startsWith(repositoryKeys.packsDir)) this.packPuts++;
+    return this.inner.put(k, body, options);
+  }
+  putStream(k: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void> {
+    return this.inner.putStream(k, body, options);
+  }
+  get(k: string, options?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
+    return this.inner.get(k, options);
+  }
+  getStream(k: string, options?: { signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array> | undefined> {
+    return this.inner.getStream(k, options);
+  }
+  getRange(
+    k: string,
+    range: { offset: number; length: number },
+    options?: { signal?: AbortSignal },
+  ): Promise<Uint8Array | undefined> {
+    return this.inner.getRange?.(k, range, options) ?? Promise.resolve(undefined);
+  }
+  exists(k: string, options?: { signal?: AbortSignal }): Promise<boolean> {
+    return this.inner.exists(k, options);
+  }
+  list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]> {
+    return this.inner.list(prefix, options);
+  }
+  delete(k: string, options?: { signal?: AbortSignal }): Promise<void> {
+    return this.inner.delete(k, options);
+  }
+}
+
+/** A block-mode manifest whose one block-map blob lists `blockMapId`'s blocks. */
+export function blockManifest(id: string, blockMapId: string): SnapshotManifest {
+  return {
+    kind: 'block',
+    id,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    tags: { 'velero.io/backup': id },
+    source: { snapshotId: `snap-${id}` },
+    volumeSizeBytes: 1024 * 1024,
+    blockSizeBytes: 512 * 1024,
+    blockMap: [blockMapId],
+    stats: { totalBytes: 0, bytesRead: 0, rawBytesStored: 0, storedBytes: 0, blobsDeduplicated: 0 },
+  };
+}
+
+/** The bytes of a block-map blob for these blocks. */
+export const blockMapBytes = (ids: readonly string[]): Uint8Array =>
+  Buffer.from(JSON.stringify(ids.map((id, i) => [i, id])));
