@@ -26,6 +26,12 @@ export interface ChunkingParams {
   readonly normalization: number;
 }
 
+/**
+ * The algorithm's name as a repository records it with its sizes: FastCDC over this module's
+ * 32-bit gear table, with normalization level 2.
+ */
+export const FILE_CHUNKING_ALGORITHM = 'fastcdc-gear32-nc2';
+
 /** File mode's chunking: 512 KiB / 1 MiB / 4 MiB, normalization level 2. */
 export const FILE_CHUNKING: ChunkingParams = {
   minSize: 512 * 1024,

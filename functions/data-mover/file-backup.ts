@@ -1,0 +1,526 @@
+/**
+ * File mode, backup: a mounted directory tree into the repository (docs/file-mode.md). Files are
+ * cut into content-defined chunks, each chunk a blob; every directory becomes a tree blob, written
+ * after its children (bottom up), and the manifest names the root's. Modes, ownership,
+ * nanosecond mtimes, symlinks (never followed) and hard links are kept; sparse files (fewer
+ * allocated blocks than their size) have their zero blocks recorded as holes.
+ *
+ * Resumable: a re-run after a crash stores no chunk twice (the repository deduplicates), and with
+ * a `parent` manifest files whose size, mtime and ctime are unchanged are not read at all.
+ * Memory: one read buffer, one chunk, and the entries of the directories on the current path.
+ * Never: follow a symlink, read a device or FIFO, or write the manifest before the blobs it names
+ * are flushed.
+ */
+import { constants } from 'node:fs';
+import { type FileHandle, lstat, open, readdir, readlink } from 'node:fs/promises';
+import type { FileChunking } from '../../shared/contracts/repository.js';
+import {
+  type ChunkingParams,
+  ContentChunker,
+  FILE_CHUNKING,
+  FILE_CHUNKING_ALGORITHM,
+} from '../../shared/domain/content-chunker.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
+import { zeroBlockRuns } from '../../shared/domain/file-holes.js';
+import {
+  CONTENT_LIST_FORMAT,
+  CONTENT_LIST_PIECES,
+  type ContentPiece,
+  type DirectoryAttributes,
+  encodeContentList,
+  encodeTreeBlob,
+  type FileEntry,
+  type FileTreeEntry,
+  INLINE_PIECES,
+  parseFileTreeBlob,
+  type RawName,
+  rawNameBytes,
+  rawNameOf,
+  TREE_FORMAT,
+  treePages,
+} from '../../shared/domain/file-tree.js';
+import type { Clock } from '../../shared/ports/clock.js';
+import type {
+  BlobId,
+  Repository,
+  RepositoryWriter,
+  SnapshotManifest,
+} from '../../shared/ports/repository.js';
+
+/** Bytes read from a file at once; a multiple of any file system's block size. */
+const READ_BYTES = 1024 * 1024;
+/** Hole granularity: the page and ext4/xfs block size. */
+const HOLE_BLOCK_BYTES = 4096;
+
+export interface FileBackupProgress {
+  readonly bytesDone: number;
+  /** Sum of the regular files' sizes, measured before reading (0 when `measure` is false). */
+  readonly bytesTotal: number;
+  readonly filesDone: number;
+  readonly filesTotal: number;
+}
+
+export interface SkippedEntry {
+  /** Relative to the root, `/`-separated (not for building paths: names may be bytes). */
+  readonly path: string;
+  readonly reason: string;
+}
+
+export interface FileBackupOptions {
+  readonly repository: Pick<Repository, 'writer' | 'writeManifest' | 'readManifest' | 'getBlob'>;
+  readonly clock: Clock;
+  /** The mounted directory to back up. */
+  readonly root: string;
+  readonly manifestId: string;
+  readonly tags?: Readonly<Record<string, string>>;
+  /** A file manifest of the same tree: unchanged files reuse its pieces without being read. */
+  readonly parent?: string;
+  readonly chunking?: ChunkingParams;
+  /** Walk the tree once first for the progress total (default true). */
+  readonly measure?: boolean;
+  readonly onProgress?: (progress: FileBackupProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+export interface FileBackupResult {
+  readonly manifest: SnapshotManifest;
+  readonly files: number;
+  readonly directories: number;
+  readonly symlinks: number;
+  readonly hardLinks: number;
+  /** Files whose pieces came from the parent snapshot unread. */
+  readonly filesUnchanged: number;
+  /** Content chunks put, and how many of them were already stored. */
+  readonly chunks: number;
+  readonly chunksDeduplicated: number;
+  /** Sockets, FIFOs, devices, and entries that vanished during the walk. */
+  readonly skipped: readonly SkippedEntry[];
+}
+
+/** The chunking a repository records (its format object), to create one with file mode's defaults. */
+export const fileChunkingRecord: FileChunking = {
+  algorithm: FILE_CHUNKING_ALGORITHM,
+  minBytes: FILE_CHUNKING.minSize,
+  averageBytes: FILE_CHUNKING.avgSize,
+  maxBytes: FILE_CHUNKING.maxSize,
+};
+
+/**
+ * The chunking to use with a repository: the one it records, so every writer cuts alike and
+ * chunks deduplicate; file mode's defaults for a repository that records none.
+ */
+export function chunkingOf(recorded: FileChunking | undefined): ChunkingParams {
+  if (!recorded) return FILE_CHUNKING;
+  if (recorded.algorithm !== FILE_CHUNKING_ALGORITHM)
+    throw new LifeboatError(
+      `the repository chunks files with ${recorded.algorithm}; this data mover knows only ${FILE_CHUNKING_ALGORITHM}`,
+    );
+  return {
+    minSize: recorded.minBytes,
+    avgSize: recorded.averageBytes,
+    maxSize: recorded.maxBytes,
+    normalization: FILE_CHUNKING.normalization,
+  };
+}
+
+const SLASH = Buffer.from('/');
+const childPath = (dir: Buffer, name: Buffer): Buffer => Buffer.concat([dir, SLASH, name]);
+const nameKey = (name: RawName): string => Buffer.from(rawNameBytes(name)).toString('latin1');
+const isGone = (error: unknown): boolean =>
+  ['ENOENT', 'ENOTDIR', 'ELOOP'].includes((error as NodeJS.ErrnoException).code ?? '');
+
+interface Counters {
+  bytesTotal: number;
+  filesTotal: number;
+  bytesDone: number;
+  filesDone: number;
+  bytesRead: number;
+  totalBytes: number;
+  files: number;
+  directories: number;
+  symlinks: number;
+  hardLinks: number;
+  filesUnchanged: number;
+  chunks: number;
+  chunksDeduplicated: number;
+}
+
+/** Sizes and counts of the regular files under a directory, for the progress total. */
+async function measureTree(options: {
+  dir: Buffer;
+  counters: Counters;
+  /** Multiply-linked files seen, counted once as the backup stores them once. */
+  linked: Set<string>;
+  signal?: AbortSignal;
+}): Promise<void> {
+  const { dir, counters, linked, signal } = options;
+  signal?.throwIfAborted();
+  let names: Buffer[];
+  try {
+    names = await readdir(dir, { encoding: 'buffer' });
+  } catch (error) {
+    if (isGone(error)) return;
+    throw error;
+  }
+  for (const name of names) {
+    const path = childPath(dir, name);
+    const stats = await lstat(path).catch((error: unknown) => {
+      if (isGone(error)) return undefined;
+      throw error;
+    });
+    if (stats?.isDirectory()) await measureTree({ ...options, dir: path });
+    else if (stats?.isFile()) {
+      if (stats.nlink > 1) {
+        const key = `${stats.dev}:${stats.ino}`;
+        if (linked.has(key)) continue;
+        linked.add(key);
+      }
+      counters.bytesTotal += stats.size;
+      counters.filesTotal++;
+    }
+  }
+}
+
+class TreeBackup {
+  private readonly counters: Counters = {
+    bytesTotal: 0,
+    filesTotal: 0,
+    bytesDone: 0,
+    filesDone: 0,
+    bytesRead: 0,
+    totalBytes: 0,
+    files: 0,
+    directories: 0,
+    symlinks: 0,
+    hardLinks: 0,
+    filesUnchanged: 0,
+    chunks: 0,
+    chunksDeduplicated: 0,
+  };
+  readonly skipped: SkippedEntry[] = [];
+  /** First path of each multiply-linked file, by device and inode. */
+  private readonly linked = new Map<string, readonly RawName[]>();
+  private readonly buffer = new Uint8Array(READ_BYTES);
+
+  constructor(
+    private readonly options: FileBackupOptions,
+    private readonly writer: RepositoryWriter,
+  ) {}
+
+  get figures(): Counters {
+    return this.counters;
+  }
+
+  private progress(): void {
+    const c = this.counters;
+    this.options.onProgress?.({
+      bytesDone: c.bytesDone,
+      bytesTotal: Math.max(c.bytesTotal, c.bytesDone),
+      filesDone: c.filesDone,
+      filesTotal: Math.max(c.filesTotal, c.filesDone),
+    });
+  }
+
+  private get signal(): AbortSignal | undefined {
+    return this.options.signal;
+  }
+
+  private async put(data: Uint8Array): Promise<BlobId> {
+    const write = await this.writer.putBlob(data, this.signal ? { signal: this.signal } : {});
+    return write.id;
+  }
+
+  async measure(root: Buffer): Promise<void> {
+    await measureTree({
+      dir: root,
+      counters: this.counters,
+      linked: new Set(),
+      ...(this.signal ? { signal: this.signal } : {}),
+    });
+    this.progress();
+  }
+
+  /** Backs up a directory's entries and writes its tree blob(s); returns the first page's id. */
+  async directory(options: {
+    path: Buffer;
+    at: readonly RawName[];
+    parentTree?: BlobId;
+    /** The root's own attributes, kept in its tree blob. */
+    self?: DirectoryAttributes;
+  }): Promise<BlobId> {
+    this.signal?.throwIfAborted();
+    const { path, at } = options;
+    const previous = options.parentTree ? await this.previousEntries(options.parentTree) : undefined;
+    const names = (await readdir(path, { encoding: 'buffer' })).sort(Buffer.compare);
+    const entries: FileTreeEntry[] = [];
+    for (const nameBytes of names) {
+      const name = rawNameOf(nameBytes);
+      const entryPath = childPath(path, nameBytes);
+      const shown = [...at, name].map((n) => (typeof n === 'string' ? n : `base64:${n.base64}`)).join('/');
+      try {
+        const entry = await this.entry({
+          path: entryPath,
+          at: [...at, name],
+          name,
+          previous: previous?.get(nameKey(name)),
+        });
+        if (typeof entry === 'string') this.skipped.push({ path: shown, reason: entry });
+        else entries.push(entry);
+      } catch (error) {
+        if (!isGone(error)) throw error;
+        this.skipped.push({ path: shown, reason: 'vanished during the backup' });
+      }
+    }
+    this.counters.directories++;
+    return this.writeTree(entries, options.self);
+  }
+
+  /** One entry, or why it is skipped. */
+  private async entry(options: {
+    path: Buffer;
+    at: readonly RawName[];
+    name: RawName;
+    previous: FileTreeEntry | undefined;
+  }): Promise<FileTreeEntry | string> {
+    const { path, at, name, previous } = options;
+    const stats = await lstat(path, { bigint: true });
+    const owner = {
+      name,
+      uid: Number(stats.uid),
+      gid: Number(stats.gid),
+      mtimeNs: stats.mtimeNs.toString(),
+    };
+    const mode = Number(stats.mode & 0o7777n);
+    if (stats.isDirectory()) {
+      const tree = await this.directory({
+        path,
+        at,
+        ...(previous?.type === 'dir' ? { parentTree: previous.tree } : {}),
+      });
+      return { ...owner, type: 'dir', mode, tree };
+    }
+    if (stats.isSymbolicLink()) {
+      this.counters.symlinks++;
+      return { ...owner, type: 'symlink', target: rawNameOf(await readlink(path, { encoding: 'buffer' })) };
+    }
+    if (!stats.isFile()) return stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : 'a device file';
+    if (stats.nlink > 1n) {
+      const key = `${stats.dev}:${stats.ino}`;
+      const first = this.linked.get(key);
+      if (first) {
+        this.counters.hardLinks++;
+        return { name, type: 'hardlink', linkTo: first };
+      }
+      this.linked.set(key, at);
+    }
+    const ctimeNs = stats.ctimeNs.toString();
+    const unchanged =
+      previous?.type === 'file' &&
+      previous.size === Number(stats.size) &&
+      previous.mtimeNs === owner.mtimeNs &&
+      previous.ctimeNs === ctimeNs &&
+      (await this.stillStored(previous));
+    const content = unchanged ? this.reused(previous) : await this.fileContent(path, stats.ino);
+    this.counters.files++;
+    this.counters.filesDone++;
+    this.counters.totalBytes += content.size;
+    this.progress();
+    return { ...owner, type: 'file', mode, ctimeNs, ...content };
+  }
+
+  private reused(previous: FileEntry): Pick<FileEntry, 'size' | 'content' | 'contentLists'> {
+    this.counters.filesUnchanged++;
+    this.counters.bytesDone += previous.size;
+    return {
+      size: previous.size,
+      ...(previous.contentLists
+        ? { contentLists: previous.contentLists }
+        : { content: previous.content ?? [] }),
+    };
+  }
+
+  /**
+   * Whether every blob of a parent's file entry is still in the repository as this writer sees
+   * it (its lease then protects them from garbage collection), so the entry can be reused.
+   */
+  private async stillStored(entry: FileEntry): Promise<boolean> {
+    const lists = entry.contentLists ?? [];
+    if (!lists.every((id) => this.writer.has(id))) return false;
+    for (const list of lists) {
+      const parsed = parseFileTreeBlob(
+        await this.options.repository.getBlob(list, this.signalOption()),
+        list,
+      );
+      if (parsed.format !== CONTENT_LIST_FORMAT) return false;
+      if (!parsed.pieces.every((p) => this.writer.has(p[2]))) return false;
+    }
+    return (entry.content ?? []).every((p) => this.writer.has(p[2]));
+  }
+
+  private signalOption(): { signal?: AbortSignal } {
+    return this.signal ? { signal: this.signal } : {};
+  }
+
+  /** The parent snapshot's entries of the same directory, by name. */
+  private async previousEntries(tree: BlobId): Promise<Map<string, FileTreeEntry>> {
+    const byName = new Map<string, FileTreeEntry>();
+    const pages: BlobId[] = [tree];
+    for (let i = 0; i < pages.length; i++) {
+      const id = pages[i] as BlobId;
+      const page = parseFileTreeBlob(await this.options.repository.getBlob(id, this.signalOption()), id);
+      if (page.format !== TREE_FORMAT) throw new LifeboatError(`parent tree blob ${id} is not a tree`);
+      if (i === 0) pages.push(...(page.more ?? []));
+      for (const entry of page.entries) byName.set(nameKey(entry.name), entry);
+    }
+    return byName;
+  }
+
+  /** Reads and chunks one regular file; holes of a sparse file are left out of the pieces. */
+  private async fileContent(
+    path: Buffer,
+    ino: bigint,
+  ): Promise<Pick<FileEntry, 'size' | 'content' | 'contentLists'>> {
+    // O_NOFOLLOW and O_NONBLOCK: a file swapped for a symlink or a FIFO since lstat is not read.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const stats = await handle.stat({ bigint: true });
+      if (!stats.isFile() || stats.ino !== ino)
+        throw Object.assign(new Error('replaced'), { code: 'ENOENT' });
+      const sparse = stats.blocks * 512n < stats.size;
+      return await this.readContent(handle, sparse);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private async readContent(
+    handle: FileHandle,
+    sparse: boolean,
+  ): Promise<Pick<FileEntry, 'size' | 'content' | 'contentLists'>> {
+    const chunker = new ContentChunker(this.options.chunking ?? FILE_CHUNKING);
+    const pieces: ContentPiece[] = [];
+    const lists: BlobId[] = [];
+    let offset = 0;
+    /** Where the next chunk starts in the file; undefined while in a hole. */
+    let chunkAt: number | undefined;
+    const emit = async (chunk: Uint8Array): Promise<void> => {
+      const write = await this.writer.putBlob(chunk, this.signalOption());
+      this.counters.chunks++;
+      if (!write.stored) this.counters.chunksDeduplicated++;
+      pieces.push([chunkAt as number, chunk.length, write.id]);
+      chunkAt = (chunkAt as number) + chunk.length;
+      if (pieces.length === CONTENT_LIST_PIECES)
+        lists.push(await this.put(encodeContentList(pieces.splice(0))));
+    };
+    const feed = async (data: Uint8Array, at: number): Promise<void> => {
+      chunkAt ??= at;
+      for (const chunk of chunker.push(data)) await emit(chunk);
+    };
+    const endRegion = async (): Promise<void> => {
+      const last = chunker.finish();
+      if (last) await emit(last);
+      chunkAt = undefined;
+    };
+    for (;;) {
+      this.signal?.throwIfAborted();
+      const { bytesRead } = await handle.read(this.buffer, 0, READ_BYTES, offset);
+      if (bytesRead === 0) break;
+      const data = this.buffer.subarray(0, bytesRead);
+      if (!sparse) await feed(data, offset);
+      else {
+        for (const run of zeroBlockRuns(data, HOLE_BLOCK_BYTES)) {
+          if (run.hole) await endRegion();
+          else await feed(data.subarray(run.start, run.end), offset + run.start);
+        }
+      }
+      offset += bytesRead;
+      this.counters.bytesRead += bytesRead;
+      this.counters.bytesDone += bytesRead;
+      this.progress();
+    }
+    await endRegion();
+    if (lists.length === 0 && pieces.length <= INLINE_PIECES) return { size: offset, content: pieces };
+    if (pieces.length > 0) lists.push(await this.put(encodeContentList(pieces)));
+    return { size: offset, contentLists: lists };
+  }
+
+  /** Writes a directory's entries as tree blobs: later pages first, the first one naming them. */
+  private async writeTree(entries: readonly FileTreeEntry[], self?: DirectoryAttributes): Promise<BlobId> {
+    const [first = [], ...rest] = treePages(entries);
+    const more: BlobId[] = [];
+    for (const page of rest) more.push(await this.put(encodeTreeBlob({ entries: page })));
+    return this.put(encodeTreeBlob({ entries: first, more, ...(self ? { directory: self } : {}) }));
+  }
+}
+
+/** Backs up the tree under `root` and writes a `file` manifest; returns it with the run's figures. */
+export async function backupFileTree(options: FileBackupOptions): Promise<FileBackupResult> {
+  const { repository, signal } = options;
+  const root = Buffer.from(options.root);
+  const rootStats = await lstat(root, { bigint: true }).catch((error: unknown) => {
+    throw new LifeboatError(`cannot back up ${options.root}: ${(error as Error).message}`, { cause: error });
+  });
+  if (!rootStats.isDirectory()) throw new LifeboatError(`cannot back up ${options.root}: not a directory`);
+  let parentRoot: BlobId | undefined;
+  if (options.parent) {
+    const parent = await repository.readManifest(options.parent, signal ? { signal } : {});
+    if (parent.kind !== 'file')
+      throw new LifeboatError(
+        `parent manifest ${options.parent} is a ${parent.kind} snapshot, not a file one`,
+      );
+    parentRoot = parent.root;
+  }
+
+  // The port has no close; the pack repository's writers release their lease with it.
+  const writer: RepositoryWriter & { close?: (o?: { signal?: AbortSignal }) => Promise<void> } =
+    repository.writer();
+  try {
+    // A writer answers `has` from the repository's index only once its session is open, and
+    // flushing nothing waits for that: the parent's blobs are then seen, and reused unread.
+    if (parentRoot) await writer.flush(signal ? { signal } : {});
+    const backup = new TreeBackup(options, writer);
+    if (options.measure !== false) await backup.measure(root);
+    const rootTree = await backup.directory({
+      path: root,
+      at: [],
+      ...(parentRoot ? { parentTree: parentRoot } : {}),
+      self: {
+        mode: Number(rootStats.mode & 0o7777n),
+        uid: Number(rootStats.uid),
+        gid: Number(rootStats.gid),
+        mtimeNs: rootStats.mtimeNs.toString(),
+      },
+    });
+    await writer.flush(signal ? { signal } : {});
+    const figures = backup.figures;
+    const stats = writer.stats();
+    const manifest: SnapshotManifest = {
+      kind: 'file',
+      id: options.manifestId,
+      createdAt: options.clock.now().toISOString(),
+      tags: options.tags ?? {},
+      root: rootTree,
+      stats: {
+        totalBytes: figures.totalBytes,
+        bytesRead: figures.bytesRead,
+        rawBytesStored: stats.rawBytes,
+        storedBytes: stats.storedBytes,
+        blobsDeduplicated: stats.blobsDeduplicated,
+      },
+    };
+    await repository.writeManifest(manifest, signal ? { signal } : {});
+    return {
+      manifest,
+      files: figures.files,
+      directories: figures.directories,
+      symlinks: figures.symlinks,
+      hardLinks: figures.hardLinks,
+      filesUnchanged: figures.filesUnchanged,
+      chunks: figures.chunks,
+      chunksDeduplicated: figures.chunksDeduplicated,
+      skipped: backup.skipped,
+    };
+  } finally {
+    await writer.close?.().catch(() => undefined);
+  }
+}

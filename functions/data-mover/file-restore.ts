@@ -1,0 +1,307 @@
+/**
+ * File mode, restore: a file manifest's tree into a directory (docs/file-mode.md). Contents come
+ * back at their offsets after the file is truncated to its size, so holes stay holes; then
+ * ownership (when running as root), modes (after chown, which clears setuid/setgid), and mtimes,
+ * directories last so their children do not touch their times. Symlinks are created, never
+ * followed. A re-run into the same directory replaces what the first run left.
+ *
+ * Every tree blob is parsed strictly (shared/domain/file-tree): a name with `/`, `..` or NUL, or
+ * a hard link through a symlink, is refused with HostileFileTree before anything is created
+ * there. Never: write through an existing symlink (O_NOFOLLOW, O_EXCL on a fresh name), or touch
+ * anything outside the target.
+ */
+import { constants } from 'node:fs';
+import {
+  chmod,
+  chown,
+  type FileHandle,
+  lchown,
+  link,
+  lstat,
+  lutimes,
+  mkdir,
+  open,
+  rm,
+  symlink,
+  unlink,
+  utimes,
+} from 'node:fs/promises';
+import { HostileFileTree, LifeboatError } from '../../shared/domain/errors.js';
+import {
+  CONTENT_LIST_FORMAT,
+  type ContentPiece,
+  type DirectoryAttributes,
+  type FileEntry,
+  type FileTreeEntry,
+  parseFileTreeBlob,
+  type RawName,
+  rawNameBytes,
+  TREE_FORMAT,
+  type TreeBlob,
+} from '../../shared/domain/file-tree.js';
+import type { BlobId, Repository } from '../../shared/ports/repository.js';
+
+/** Deeper than any real tree (PATH_MAX is 4096 bytes): a hostile tree cannot recurse forever. */
+const MAX_DEPTH = 2048;
+
+export interface FileRestoreProgress {
+  readonly bytesDone: number;
+  readonly bytesTotal: number;
+  readonly filesDone: number;
+}
+
+export interface FileRestoreOptions {
+  readonly repository: Pick<Repository, 'readManifest' | 'getBlob'>;
+  readonly manifestId: string;
+  /** Created if missing; an existing directory (not a symlink) is restored into. */
+  readonly target: string;
+  /** Restore uid and gid (default: when running as root, the only user who can). */
+  readonly ownership?: boolean;
+  /** Blobs fetched at once for one file (default 4): memory is this many chunks. */
+  readonly concurrency?: number;
+  readonly onProgress?: (progress: FileRestoreProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+export interface FileRestoreResult {
+  readonly files: number;
+  readonly directories: number;
+  readonly symlinks: number;
+  readonly hardLinks: number;
+  /** Bytes of file data written (holes are not written). */
+  readonly bytesWritten: number;
+}
+
+const SLASH = Buffer.from('/');
+const childPath = (dir: Buffer, name: RawName): Buffer =>
+  Buffer.concat([dir, SLASH, Buffer.from(rawNameBytes(name))]);
+const shown = (names: readonly RawName[]): string =>
+  names.map((n) => (typeof n === 'string' ? n : `base64:${n.base64}`)).join('/') || '.';
+
+/** Seconds as a double, the precision Node's utimes takes. */
+function secondsOf(mtimeNs: string): number {
+  const ns = BigInt(mtimeNs);
+  return Number(ns / 1_000_000_000n) + Number(ns % 1_000_000_000n) / 1e9;
+}
+
+/** Runs `work` for each item with at most `limit` running; the first failure is thrown. */
+async function forEachBounded<T>(
+  items: AsyncIterable<T>,
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  const running = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  for await (const item of items) {
+    if (failure) break;
+    const task: Promise<void> = work(item)
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .finally(() => running.delete(task));
+    running.add(task);
+    if (running.size >= limit) await Promise.race(running);
+  }
+  await Promise.all(running);
+  if (failure) throw failure.error;
+}
+
+class TreeRestore {
+  readonly counts = { files: 0, directories: 0, symlinks: 0, hardLinks: 0, bytesWritten: 0 };
+  private bytesDone = 0;
+  private readonly ownership: boolean;
+
+  constructor(
+    private readonly options: FileRestoreOptions,
+    private readonly root: Buffer,
+    private readonly bytesTotal: number,
+  ) {
+    this.ownership = options.ownership ?? process.getuid?.() === 0;
+  }
+
+  private signalOption(): { signal?: AbortSignal } {
+    return this.options.signal ? { signal: this.options.signal } : {};
+  }
+
+  private progress(): void {
+    this.options.onProgress?.({
+      bytesDone: this.bytesDone,
+      bytesTotal: Math.max(this.bytesTotal, this.bytesDone),
+      filesDone: this.counts.files,
+    });
+  }
+
+  private async blob(id: BlobId): Promise<Uint8Array> {
+    return this.options.repository.getBlob(id, this.signalOption());
+  }
+
+  async treePage(id: BlobId): Promise<TreeBlob> {
+    const page = parseFileTreeBlob(await this.blob(id), id);
+    if (page.format !== TREE_FORMAT)
+      throw new HostileFileTree(id, 'a directory names a blob that is not a tree');
+    return page;
+  }
+
+  /** Restores a directory's entries into `path` (which exists); pages are read one at a time. */
+  async directory(options: { path: Buffer; at: readonly RawName[]; first: TreeBlob }): Promise<void> {
+    const { path, at, first } = options;
+    if (at.length > MAX_DEPTH) throw new HostileFileTree(shown(at), `nested deeper than ${MAX_DEPTH}`);
+    const pages = first.more ?? [];
+    for (let i = -1; i < pages.length; i++) {
+      const page = i < 0 ? first : await this.treePage(pages[i] as BlobId);
+      if (i >= 0 && (page.more || page.directory))
+        throw new HostileFileTree(
+          pages[i] as BlobId,
+          'a further page of a directory has pages or attributes',
+        );
+      for (const entry of page.entries) {
+        this.options.signal?.throwIfAborted();
+        await this.entry({ dir: path, at: [...at, entry.name], entry });
+      }
+    }
+  }
+
+  /** Removes what a previous run (or anything else) left at a name, keeping a real directory. */
+  private async clear(path: Buffer, keepDirectory: boolean): Promise<boolean> {
+    const existing = await lstat(path).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (!existing) return false;
+    if (existing.isDirectory()) {
+      if (keepDirectory) return true;
+      // rm does not follow symlinks inside what it removes.
+      await rm(path, { recursive: true, force: true });
+    } else await unlink(path);
+    return false;
+  }
+
+  private async entry(options: { dir: Buffer; at: readonly RawName[]; entry: FileTreeEntry }): Promise<void> {
+    const { dir, at, entry } = options;
+    const path = childPath(dir, entry.name);
+    const kept = await this.clear(path, entry.type === 'dir');
+    switch (entry.type) {
+      case 'dir': {
+        if (!kept) await mkdir(path, { mode: 0o700 });
+        await this.directory({ path, at, first: await this.treePage(entry.tree) });
+        await this.attributes(path, entry);
+        this.counts.directories++;
+        return;
+      }
+      case 'file':
+        await this.file(path, at, entry);
+        return;
+      case 'symlink':
+        await symlink(Buffer.from(rawNameBytes(entry.target)), path);
+        if (this.ownership) await lchown(path, entry.uid, entry.gid);
+        await lutimes(path, secondsOf(entry.mtimeNs), secondsOf(entry.mtimeNs));
+        this.counts.symlinks++;
+        return;
+      case 'hardlink':
+        await link(await this.linkSource(entry.linkTo, at), path);
+        this.counts.hardLinks++;
+        return;
+    }
+  }
+
+  /**
+   * The restored file a hard link names: every component below the target a real directory, the
+   * last a regular file, so a link never reaches through a symlink out of the target.
+   */
+  private async linkSource(linkTo: readonly RawName[], at: readonly RawName[]): Promise<Buffer> {
+    let path = this.root;
+    for (const [i, name] of linkTo.entries()) {
+      path = childPath(path, name);
+      const stats = await lstat(path).catch(() => undefined);
+      const last = i === linkTo.length - 1;
+      if (!stats || (last ? !stats.isFile() : !stats.isDirectory()))
+        throw new HostileFileTree(
+          shown(at),
+          `the hard link's target ${shown(linkTo)} is not a file restored before it (through directories only)`,
+        );
+    }
+    return path;
+  }
+
+  async attributes(path: Buffer | string, attributes: DirectoryAttributes): Promise<void> {
+    if (this.ownership) await chown(path, attributes.uid, attributes.gid);
+    await chmod(path, attributes.mode);
+    await utimes(path, secondsOf(attributes.mtimeNs), secondsOf(attributes.mtimeNs));
+  }
+
+  /** A file's pieces in order, from its entry or its content lists, checked against its size. */
+  private async *pieces(entry: FileEntry, at: readonly RawName[]): AsyncGenerator<ContentPiece> {
+    let end = 0;
+    const check = (piece: ContentPiece): ContentPiece => {
+      if (piece[0] < end || piece[0] + piece[1] > entry.size)
+        throw new HostileFileTree(
+          shown(at),
+          'content pieces overlap, are out of order, or pass the file size',
+        );
+      end = piece[0] + piece[1];
+      return piece;
+    };
+    for (const piece of entry.content ?? []) yield check(piece);
+    for (const id of entry.contentLists ?? []) {
+      const list = parseFileTreeBlob(await this.blob(id), id);
+      if (list.format !== CONTENT_LIST_FORMAT)
+        throw new HostileFileTree(id, 'a content list that is not one');
+      for (const piece of list.pieces) yield check(piece);
+    }
+  }
+
+  private async file(path: Buffer, at: readonly RawName[], entry: FileEntry): Promise<void> {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    const handle: FileHandle = await open(path, flags, 0o600);
+    let written = 0;
+    try {
+      // Truncating first makes the whole file a hole; only the pieces are written into it.
+      await handle.truncate(entry.size);
+      await forEachBounded(
+        this.pieces(entry, at),
+        this.options.concurrency ?? 4,
+        async ([offset, length, id]) => {
+          const data = await this.blob(id);
+          if (data.length !== length)
+            throw new HostileFileTree(
+              shown(at),
+              `blob ${id} holds ${data.length} bytes, the entry says ${length}`,
+            );
+          await handle.write(data, 0, length, offset);
+          written += length;
+          this.bytesDone += length;
+          this.progress();
+        },
+      );
+      if (this.ownership) await handle.chown(entry.uid, entry.gid);
+      await handle.chmod(entry.mode);
+      await handle.utimes(secondsOf(entry.mtimeNs), secondsOf(entry.mtimeNs));
+    } finally {
+      await handle.close();
+    }
+    this.counts.files++;
+    this.counts.bytesWritten += written;
+    this.bytesDone += entry.size - written;
+    this.progress();
+  }
+}
+
+/** Restores a file manifest into `target`; returns what was created. */
+export async function restoreFileTree(options: FileRestoreOptions): Promise<FileRestoreResult> {
+  const { repository, signal } = options;
+  const manifest = await repository.readManifest(options.manifestId, signal ? { signal } : {});
+  if (manifest.kind !== 'file')
+    throw new LifeboatError(`manifest ${options.manifestId} is a ${manifest.kind} snapshot, not a file one`);
+  await mkdir(options.target, { recursive: true });
+  const targetStats = await lstat(options.target);
+  if (!targetStats.isDirectory())
+    throw new LifeboatError(`cannot restore into ${options.target}: not a directory (or a symlink to one)`);
+
+  const root = Buffer.from(options.target);
+  const restore = new TreeRestore(options, root, manifest.stats.totalBytes);
+  const first = await restore.treePage(manifest.root);
+  await restore.directory({ path: root, at: [], first });
+  if (first.directory) await restore.attributes(root, first.directory);
+  restore.counts.directories++;
+  return { ...restore.counts };
+}
