@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { type CondemnedRecord, writerLeaseSchema } from '../../contracts/repository.js';
 import { parseBlockMapChunk } from '../../domain/block-map.js';
-import { RepositoryFormatUnsupported } from '../../domain/errors.js';
+import { fileTreeChildren } from '../../domain/file-tree.js';
 import { leaseIsLive, type PackContents, packsToCondemn, planSweep } from '../../domain/repository-gc.js';
 import { locationsOf } from '../../domain/repository-index.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
@@ -104,11 +104,7 @@ class Marker {
   }
 
   private async markTree(root: BlobId): Promise<void> {
-    const references = this.options.fileTreeReferences;
-    if (!references)
-      throw new RepositoryFormatUnsupported(
-        'it holds file-mode snapshots and this collector was opened without file mode’s tree reader',
-      );
+    const references = this.options.fileTreeReferences ?? fileTreeChildren;
     const queue = [root];
     while (queue.length > 0) {
       const batch = queue.splice(0, READ_CONCURRENCY).filter((id) => !this.live.has(id));

@@ -44,9 +44,8 @@ export interface OpenRepositoryOptions {
    */
   readonly clockSkewMs?: number;
   /**
-   * File mode's tree format, owned by file mode: the blobs a tree blob names, split into trees
-   * (followed further) and data. Without it, garbage collection refuses a repository holding
-   * file-mode manifests rather than sweep blobs it cannot see are used.
+   * The blobs a file-mode tree blob names, split into `nested` (read and followed) and `data`:
+   * file mode's own reader (domain/file-tree fileTreeChildren) unless another is given.
    */
   readonly fileTreeReferences?: TreeReferences;
   readonly clock?: Clock;

@@ -6,6 +6,11 @@ import {
 } from '../../../../../shared/adapters/repository/open-repository.js';
 import type { PackWriter } from '../../../../../shared/adapters/repository/pack-writer.js';
 import { BlobMissing, RepositoryBusy } from '../../../../../shared/domain/errors.js';
+import {
+  type ContentPiece,
+  encodeContentList,
+  encodeTreeBlob,
+} from '../../../../../shared/domain/file-tree.js';
 import { repositoryKeyId, repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
 import type { ObjectStore } from '../../../../../shared/ports/object-store.js';
 import { blockManifest, blockMapBytes, KiB, localKey, tempStore } from './support.js';
@@ -173,5 +178,96 @@ describe('garbage collection', () => {
       }),
     );
     await expect(repo.collectGarbage()).rejects.toBeInstanceOf(RepositoryBusy);
+  });
+});
+
+describe('garbage collection of file-mode snapshots', () => {
+  const owner = { uid: 0, gid: 0, mtimeNs: '0' };
+
+  /** A root with one file inline and a subdirectory whose file lists its pieces in a content list. */
+  async function fileSnapshot(
+    repo: OpenedRepository,
+    id: string,
+    chunks: readonly Uint8Array[],
+  ): Promise<void> {
+    const writer = repo.writer();
+    const pieces: ContentPiece[] = [];
+    let offset = 0;
+    for (const c of chunks) {
+      pieces.push([offset, c.length, (await writer.putBlob(c)).id]);
+      offset += c.length;
+    }
+    const half = Math.floor(pieces.length / 2);
+    const list = await writer.putBlob(
+      encodeContentList(pieces.slice(half).map(([o, l, b]) => [o - (pieces[half]?.[0] ?? 0), l, b])),
+    );
+    const sub = await writer.putBlob(
+      encodeTreeBlob({
+        entries: [
+          {
+            ...owner,
+            name: 'big',
+            type: 'file',
+            mode: 0o644,
+            size: offset - (pieces[half]?.[0] ?? 0),
+            contentLists: [list.id],
+          },
+        ],
+      }),
+    );
+    const root = await writer.putBlob(
+      encodeTreeBlob({
+        directory: { ...owner, mode: 0o755 },
+        entries: [
+          {
+            ...owner,
+            name: 'a',
+            type: 'file',
+            mode: 0o644,
+            size: pieces[half]?.[0] ?? 0,
+            content: pieces.slice(0, half),
+          },
+          { ...owner, name: 'sub', type: 'dir', mode: 0o755, tree: sub.id },
+        ],
+      }),
+    );
+    await writer.flush();
+    await repo.writeManifest({
+      kind: 'file',
+      id,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      tags: {},
+      root: root.id,
+      stats: {
+        totalBytes: offset,
+        bytesRead: offset,
+        rawBytesStored: 0,
+        storedBytes: 0,
+        blobsDeduplicated: 0,
+      },
+    });
+    await writer.close();
+  }
+
+  it('follows trees, pages and content lists with file mode’s reader, and frees what only the deleted snapshot used', async () => {
+    const { store } = await tempStore();
+    const repo = await open(store);
+    const kept = blocks(8);
+    const gone = blocks(12);
+    await fileSnapshot(repo, 'kept', kept);
+    const before = await packSizes(store);
+    await fileSnapshot(repo, 'gone', gone);
+    await repo.deleteManifest('gone');
+
+    const report = await repo.collectGarbage();
+
+    expect(report.liveManifests).toBe(1);
+    expect(report.blobsLive).toBe(8 + 3);
+    expect(report.packsDeleted).toBeGreaterThanOrEqual(3);
+    const after = await packSizes(store);
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    const reader = await open(store);
+    for (const c of kept)
+      expect(Buffer.from(await reader.getBlob(reader.writer().blobId(c)))).toEqual(Buffer.from(c));
   });
 });
