@@ -1,7 +1,8 @@
 /**
  * RestoreVolumes: before any phase, re-creates each volume PlanRestore planned from a native
  * snapshot (Velero CreateVolumeFromSnapshot), in the recorded zone or the one the request names,
- * tagged `velero.io/restore` and `velero.io/pv` so that a retried call finds the volume its first
+ * encrypted with the request's KMS key when it names one (else as the snapshot is), tagged
+ * `velero.io/restore` and `velero.io/pv` so that a retried call finds the volume its first
  * attempt created; waits until each is `available`; then points the planned PVs at their new
  * volumes (SetVolumeID), leaving out each PV whose volume could not be made (Velero: the PV is
  * an error of the restore, not restored).
@@ -72,8 +73,8 @@ export async function restoreVolumes(
   const rawRequest = await readJson(deps.store, work.request);
   if (rawRequest === undefined)
     throw new LifeboatError(`the request of restore ${run.name} is missing from the working data`);
-  const timeoutText =
-    restoreRequest.parse(rawRequest).restore.spec.itemOperationTimeout ?? DEFAULT_ITEM_OPERATION_TIMEOUT;
+  const spec = restoreRequest.parse(rawRequest).restore.spec;
+  const timeoutText = spec.itemOperationTimeout ?? DEFAULT_ITEM_OPERATION_TIMEOUT;
   const timeoutMs = parseDuration(timeoutText) ?? (parseDuration(DEFAULT_ITEM_OPERATION_TIMEOUT) as number);
   const deadline = Date.parse(progress.startedAt) + timeoutMs;
   const signal = deps.signal ? { signal: deps.signal } : {};
@@ -117,6 +118,8 @@ export async function restoreVolumes(
             availabilityZone: volume.availabilityZone,
             ...(volume.volumeType ? { volumeType: volume.volumeType } : {}),
             ...(volume.iops ? { iops: volume.iops } : {}),
+            // Lifeboat's volumeKmsKeyId (Velero: the location's ebsKmsKeyId); else as the snapshot is.
+            ...(spec.volumeKmsKeyId ? { kmsKeyId: spec.volumeKmsKeyId } : {}),
             tags,
             // Velero's AWS_CLUSTER_NAME: the volume belongs to the cluster it is restored into.
             clusterName: run.cluster,

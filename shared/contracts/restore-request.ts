@@ -1,8 +1,9 @@
 /**
  * The restore request: a `velero.io/v1` Restore (metadata and spec) plus the target cluster,
  * and what Velero lacks: `includeItems` (restore named objects), `dryRun` (return the plan, write
- * nothing), resource modifiers given inline or from a ConfigMap in any namespace, and
- * `volumeAvailabilityZone` (re-create snapshot volumes in another zone). Validation
+ * nothing), resource modifiers given inline or from a ConfigMap in any namespace,
+ * `volumeAvailabilityZone` (re-create snapshot volumes in another zone) and `volumeKmsKeyId`
+ * (encrypt them with a KMS key). Validation
  * follows Velero's restore controller and reports every problem by field path.
  */
 import { z } from 'zod';
@@ -45,6 +46,13 @@ const restoreHookSpec = z.strictObject({
     )
     .optional(),
 });
+
+/** The forms EC2 CreateVolume's KmsKeyId takes: key id (or multi-Region `mrk-`), key ARN, alias, alias ARN. */
+const KMS_KEY = '(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})';
+const KMS_ALIAS = 'alias/[A-Za-z0-9/_-]{1,250}';
+const KMS_KEY_ID = new RegExp(
+  `^(?:${KMS_KEY}|${KMS_ALIAS}|arn:aws(?:-[a-z]+)*:kms:[a-z]{2}(?:-[a-z0-9]+)+-\\d:\\d{12}:(?:key/${KMS_KEY}|${KMS_ALIAS}))$`,
+);
 
 /** `kind/namespace/name`, or `kind/name` for cluster-scoped objects (Lifeboat). */
 const itemSelector = z.string().regex(/^[A-Za-z0-9.-]+\/([a-z0-9.-]+\/)?[A-Za-z0-9.:_-]+$/, {
@@ -103,6 +111,17 @@ export const restoreSpec = z.strictObject({
     .string()
     .regex(/^[a-z]{2}(-[a-z0-9]+)+-\d[a-z]$/, {
       message: 'must be an availability zone name, such as us-east-1a',
+    })
+    .optional(),
+  /**
+   * Lifeboat: the KMS key that encrypts volumes re-created from native snapshots, whatever the
+   * snapshot's encryption (Velero sets it per volume snapshot location: the AWS plugin's
+   * `ebsKmsKeyId`). A key id, key ARN, alias name or alias ARN, as EC2 CreateVolume takes it.
+   */
+  volumeKmsKeyId: z
+    .string()
+    .regex(KMS_KEY_ID, {
+      message: 'must be a KMS key id, key ARN, alias name (alias/...) or alias ARN',
     })
     .optional(),
   /**

@@ -27,6 +27,43 @@ describe('volumeAvailabilityZone (Lifeboat) in a restore request', () => {
   );
 });
 
+describe('volumeKmsKeyId (Lifeboat) in a restore request', () => {
+  it.each([
+    '1234abcd-12ab-34cd-56ef-1234567890ab',
+    'mrk-1234abcd12ab34cd56ef1234567890ab',
+    'alias/ebs-restores',
+    'alias/aws/ebs',
+    'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    'arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab',
+    'arn:aws:kms:eu-central-1:123456789012:alias/ebs-restores',
+  ])('accepts %s', (key) => {
+    expect(validateRestoreRequest(request({ volumeKmsKeyId: key })).ok).toBe(true);
+  });
+
+  it.each([
+    '',
+    'ebs-restores',
+    '1234ABCD-12AB-34CD-56EF-1234567890AB',
+    'arn:aws:kms:us-east-1:12345:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    'arn:aws:s3:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    'alias/',
+    'alias/x y',
+  ])('refuses %j by its field path', (key) => {
+    const result = validateRestoreRequest(request({ volumeKmsKeyId: key }));
+    expect(result.ok ? [] : result.problems).toEqual([
+      {
+        path: 'restore.spec.volumeKmsKeyId',
+        message: 'must be a KMS key id, key ARN, alias name (alias/...) or alias ARN',
+      },
+    ]);
+  });
+
+  it('refuses a key that is not a string', () => {
+    const result = validateRestoreRequest(request({ volumeKmsKeyId: 42 }));
+    expect(result.ok ? [] : result.problems.map((p) => p.path)).toEqual(['restore.spec.volumeKmsKeyId']);
+  });
+});
+
 describe("a backup's volumes-info as a restore reads it", () => {
   it('reads what Velero writes, keys and all', () => {
     const velero = [
