@@ -22,7 +22,11 @@ import { shouldInclude } from '../../shared/domain/includes-excludes.js';
 import { buildItemBlocks, factsOf, type ItemFacts } from '../../shared/domain/item-blocks.js';
 import { type ItemRef, itemIdentity } from '../../shared/domain/item-ref.js';
 import { itemSelected, selectorToString } from '../../shared/domain/label-selector.js';
-import { collectsResource, excludesRelated } from '../../shared/domain/resource-filter.js';
+import {
+  collectsResource,
+  combineWithIncludeExcludePolicy,
+  excludesRelated,
+} from '../../shared/domain/resource-filter.js';
 import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ListPage } from '../../shared/ports/cluster.js';
@@ -30,9 +34,10 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import type { WorkQueue } from '../../shared/ports/work-queue.js';
 import { completeIfDone } from '../backup-completion.js';
+import { readVolumeSettings } from '../volume-settings.js';
 import { emitCrds, emitNamespaces } from './cluster-scoped.js';
 import { listAll, meta } from './list-all.js';
-import { resolveFilter, resolveOrdered } from './resolve-names.js';
+import { resolveFilter, resolveOrdered, resolvePolicyLists } from './resolve-names.js';
 
 export interface CollectItemsDeps {
   readonly cluster: Cluster;
@@ -95,7 +100,15 @@ export async function collectItems(
     note('error', 'API group unavailable; its resources are not in the backup', { group });
   }
   const order = collectionOrder(discovered);
-  const filter = resolveFilter(plan, discovered, note);
+  // The resource policy's includeExcludePolicy (Velero 1.17) joins the backup's own filters.
+  const { policy } = await readVolumeSettings({ run, store: deps.store, signal: deps.signal });
+  const ownFilter = resolveFilter(plan, discovered, note);
+  const filter = policy?.includeExcludePolicy
+    ? combineWithIncludeExcludePolicy(
+        ownFilter,
+        resolvePolicyLists(policy.includeExcludePolicy, discovered, note),
+      )
+    : ownFilter;
   const ordered = resolveOrdered(plan, discovered, note);
   const selectorQuery = plan.labelSelector ? selectorToString(plan.labelSelector) : undefined;
 

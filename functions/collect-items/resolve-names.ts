@@ -1,13 +1,15 @@
 /**
  * Resolving the resource names of a backup request through discovery, as Velero does: names the
- * cluster does not serve are kept as written (so an include list never turns into "all").
+ * cluster does not serve are kept as written (so an include list never turns into "all"); those
+ * of a resource policy's includeExcludePolicy are left out, as Velero leaves them out.
  */
 
 import type { ApiResource } from '../../shared/domain/api-resources.js';
-import { resolveResourceName } from '../../shared/domain/api-resources.js';
+import { groupResource, resolveResourceName } from '../../shared/domain/api-resources.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
 import type { BackupPlan } from '../../shared/domain/backup-plan.js';
-import type { ResourceFilter } from '../../shared/domain/resource-filter.js';
+import type { PolicyResourceLists, ResourceFilter } from '../../shared/domain/resource-filter.js';
+import type { IncludeExcludePolicy } from '../../shared/domain/volume-conditions.js';
 
 /** Records one event in the collection log. */
 export type Note = (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']) => void;
@@ -42,6 +44,48 @@ export function resolveFilter(
     };
   }
   return { style: 'scoped', clusterScoped: ie(f.clusterScoped), namespaceScoped: ie(f.namespaceScoped) };
+}
+
+/**
+ * A resource policy's includeExcludePolicy with its names resolved as Velero resolves them
+ * (scopeResourceMapFunc): a name the cluster does not serve, or a resource of the other scope,
+ * is left out of its list, with a warning.
+ */
+export function resolvePolicyLists(
+  policy: IncludeExcludePolicy,
+  discovered: readonly ApiResource[],
+  note: Note,
+): PolicyResourceLists {
+  const resolve = (names: readonly string[] | null | undefined, namespaced: boolean): string[] =>
+    (names ?? []).flatMap((n) => {
+      const gr = resolveResourceName(n, discovered);
+      const resource = discovered.find((r) => groupResource(r) === gr);
+      if (gr === undefined || !resource) {
+        note('warning', 'includeExcludePolicy names a resource not found in the cluster, ignored', {
+          resource: n,
+        });
+        return [];
+      }
+      if (resource.namespaced !== namespaced) {
+        note(
+          'warning',
+          `includeExcludePolicy lists a ${resource.namespaced ? 'namespace' : 'cluster'}-scoped resource among the ${namespaced ? 'namespace' : 'cluster'}-scoped ones, ignored`,
+          { resource: n },
+        );
+        return [];
+      }
+      return [gr];
+    });
+  return {
+    clusterScoped: {
+      includes: resolve(policy.includedClusterScopedResources, false),
+      excludes: resolve(policy.excludedClusterScopedResources, false),
+    },
+    namespaceScoped: {
+      includes: resolve(policy.includedNamespaceScopedResources, true),
+      excludes: resolve(policy.excludedNamespaceScopedResources, true),
+    },
+  };
 }
 
 export function resolveOrdered(

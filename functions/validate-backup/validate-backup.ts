@@ -1,12 +1,16 @@
 /**
  * ValidateBackup: checks the request (every problem by field path), resolves its resource
- * policy (inline, or a ConfigMap read from the cluster), refuses a name that is taken, claims
+ * policy (inline, or a ConfigMap read from the cluster; its includeExcludePolicy only beside the
+ * scoped resource filters, as Velero requires), refuses a name that is taken, claims
  * the name for this run, and stores the request and the workers' volume settings as working
  * data. Invalid input is an outcome, not an exception: the state machine turns it into
  * FailedValidation.
  */
 
-import { validateBackupRequest } from '../../shared/contracts/backup-request.js';
+import {
+  includeExcludePolicyProblems,
+  validateBackupRequest,
+} from '../../shared/contracts/backup-request.js';
 import type { BackupRun, ValidationOutcome } from '../../shared/contracts/backup-run.js';
 import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
 import { DEFAULT_TTL_MS } from '../../shared/domain/backup-plan.js';
@@ -44,6 +48,8 @@ export async function validateBackup(
     ...(deps.signal ? { signal: deps.signal } : {}),
   });
   if (!policy.ok) return rejected(policy.problems);
+  const filterProblems = includeExcludePolicyProblems(request.backup.spec, policy.value);
+  if (filterProblems.length > 0) return rejected(filterProblems);
 
   const claim = await claimName({
     store: deps.store,

@@ -141,6 +141,23 @@ function crossFieldProblems(spec: BackupSpec): FieldProblem[] {
   return problems;
 }
 
+/**
+ * Velero (prepareBackupRequest): a resource policy with an `includeExcludePolicy` works with the
+ * scoped resource filters only; the old ones in the same backup fail its validation.
+ */
+export function includeExcludePolicyProblems(
+  spec: BackupSpec,
+  policy: { readonly version: string; readonly includeExcludePolicy?: unknown } | undefined,
+): FieldProblem[] {
+  if (policy?.includeExcludePolicy === undefined || policy.includeExcludePolicy === null) return [];
+  const set = (v: unknown): boolean => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+  return OLD_FILTERS.filter((f) => set(spec[f])).map((f) => ({
+    path: `backup.spec.${f}`,
+    message:
+      "is an old filter parameter and cannot be used with the resource policy's includeExcludePolicy: use the scoped resource filters",
+  }));
+}
+
 /** Where a backup's resource policy comes from, once the request is valid. */
 export type ResourcePolicySource =
   | { readonly kind: 'inline'; readonly input: unknown }
@@ -206,10 +223,10 @@ export function toBackupPlan(request: BackupRequest): BackupPlan {
           includes: list(spec.includedClusterScopedResources),
           excludes: list(spec.excludedClusterScopedResources),
         },
+        // Empty includes include every namespace-scoped type (and leave room for a resource
+        // policy's includes, which an explicit `*` would override).
         namespaceScoped: {
-          includes: spec.includedNamespaceScopedResources?.length
-            ? list(spec.includedNamespaceScopedResources)
-            : ['*'],
+          includes: list(spec.includedNamespaceScopedResources),
           excludes: list(spec.excludedNamespaceScopedResources),
         },
       }

@@ -7,6 +7,7 @@
  *   include empty: none but related items; `*`: all).
  * Names are already resolved to group-resources (`deployments.apps`).
  */
+import { globMatches } from './glob.js';
 import { type IncludesExcludes, selectsAll, shouldInclude } from './includes-excludes.js';
 
 export type ResourceFilter =
@@ -71,4 +72,59 @@ export function excludesRelated(options: { filter: ResourceFilter; resource: Res
     return false;
   }
   return (resource.namespaced ? filter.namespaceScoped : filter.clusterScoped).excludes.includes(gr);
+}
+
+/** A resource policy's `includeExcludePolicy`, its names resolved to group-resources. */
+export interface PolicyResourceLists {
+  readonly clusterScoped: IncludesExcludes;
+  readonly namespaceScoped: IncludesExcludes;
+}
+
+/** Whether a list names the value (Velero's glob set `match`: `*` and patterns included). */
+const names = (list: readonly string[], value: string): boolean =>
+  list.some((p) => p === '*' || globMatches(p, value));
+
+/** Adds what the policy says to one scope's lists; the backup's own word on a resource wins. */
+function combineScope(own: IncludesExcludes, policy: IncludesExcludes): IncludesExcludes {
+  const includes = [...own.includes];
+  const excludes = [...own.excludes];
+  const decided = (gr: string): boolean => names(includes, gr) || names(excludes, gr);
+  for (const gr of policy.excludes) if (!decided(gr)) excludes.push(gr);
+  for (const gr of policy.includes) if (!decided(gr)) includes.push(gr);
+  return { includes, excludes };
+}
+
+/**
+ * The backup's resource filter with its resource policy's `includeExcludePolicy` merged in, as
+ * Velero 1.17 does (`ScopeIncludesExcludes.CombineWithPolicy`, design "include exclude policy in
+ * resource policy"): the policy's lists work as the backup's scoped lists of the same names, and
+ * where both speak of a resource the backup's lists win. A policy exclude is added only when the
+ * backup neither includes nor excludes the resource (an include of `*` includes it); likewise a
+ * policy include. A backup without resource filters takes the policy's lists as its scoped
+ * filters. Old-style filters cannot be combined (ValidateBackup refuses the request; Velero
+ * fails its validation): such a filter comes back unchanged.
+ */
+export function combineWithIncludeExcludePolicy(
+  filter: ResourceFilter,
+  policy: PolicyResourceLists,
+): ResourceFilter {
+  let scoped: Extract<ResourceFilter, { style: 'scoped' }>;
+  if (filter.style === 'old') {
+    const { resources } = filter;
+    if (
+      resources.includes.length > 0 ||
+      resources.excludes.length > 0 ||
+      filter.includeClusterResources !== undefined
+    )
+      return filter;
+    const none = { includes: [], excludes: [] };
+    scoped = { style: 'scoped', clusterScoped: none, namespaceScoped: none };
+  } else {
+    scoped = filter;
+  }
+  return {
+    style: 'scoped',
+    clusterScoped: combineScope(scoped.clusterScoped, policy.clusterScoped),
+    namespaceScoped: combineScope(scoped.namespaceScoped, policy.namespaceScoped),
+  };
 }

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { toBackupPlan, validateBackupRequest } from '../../../../shared/contracts/backup-request.js';
+import {
+  includeExcludePolicyProblems,
+  toBackupPlan,
+  validateBackupRequest,
+} from '../../../../shared/contracts/backup-request.js';
 
 const request = (spec: Record<string, unknown>, name = 'nightly') => ({
   cluster: 'prod',
@@ -106,5 +110,53 @@ describe('the backup request', () => {
       namespaceScoped: { includes: ['configmaps'], excludes: [] },
     });
     expect(plan.namespaces).toEqual({ includes: [], excludes: [] });
+  });
+});
+
+describe("a resource policy's includeExcludePolicy beside the backup's filters", () => {
+  const specOf = (spec: Record<string, unknown>) => {
+    const valid = validateBackupRequest(request(spec));
+    if (!valid.ok) throw new Error('expected a valid request');
+    return valid.value.backup.spec;
+  };
+  const policy = { version: 'v1', includeExcludePolicy: { excludedNamespaceScopedResources: ['secrets'] } };
+
+  it('refuses each old filter by its field path, as Velero fails the validation', () => {
+    const spec = specOf({ includedResources: ['pods'], includeClusterResources: false });
+    expect(includeExcludePolicyProblems(spec, policy)).toEqual([
+      {
+        path: 'backup.spec.includedResources',
+        message:
+          "is an old filter parameter and cannot be used with the resource policy's includeExcludePolicy: use the scoped resource filters",
+      },
+      {
+        path: 'backup.spec.includeClusterResources',
+        message:
+          "is an old filter parameter and cannot be used with the resource policy's includeExcludePolicy: use the scoped resource filters",
+      },
+    ]);
+  });
+
+  it.each([
+    ['scoped filters with the policy', { includedNamespaceScopedResources: ['pods'] }, policy],
+    ['no filters with the policy', {}, policy],
+    [
+      'old filters with a policy of volume policies only',
+      { excludedResources: ['secrets'] },
+      { version: 'v1' },
+    ],
+    ['old filters without a policy', { excludedResources: ['secrets'] }, undefined],
+  ])('accepts %s', (_, spec, given) => {
+    expect(includeExcludePolicyProblems(specOf(spec), given)).toEqual([]);
+  });
+
+  it('leaves namespace-scoped includes empty when only excludes are given, for a policy to add to', () => {
+    const valid = validateBackupRequest(request({ excludedNamespaceScopedResources: ['secrets'] }));
+    if (!valid.ok) throw new Error('expected a valid request');
+    expect(toBackupPlan(valid.value).resourceFilter).toEqual({
+      style: 'scoped',
+      clusterScoped: { includes: [], excludes: [] },
+      namespaceScoped: { includes: [], excludes: ['secrets'] },
+    });
   });
 });
