@@ -2,8 +2,9 @@
  * The volume side files of a finished backup, from the blocks' volume records and the final
  * statuses VolumeOperations recorded: `-volumeinfo.json.gz` (exactly one entry per PVC/PV),
  * `-volumesnapshots.json.gz` (native snapshots), `-itemoperations.json.gz`, the status counters,
- * and an error (with its log line) for every volume whose snapshot failed, so the backup ends
- * PartiallyFailed. Reads only the working data; writes nothing itself.
+ * an error (with its log line) for every volume whose snapshot failed, so the backup ends
+ * PartiallyFailed, and the lines (warnings when they failed) of the CSI VolumeSnapshots' removal.
+ * Reads only the working data; writes nothing itself.
  */
 import type { BackupRun } from '../../shared/contracts/backup-run.js';
 import type { OperationStatus } from '../../shared/contracts/backup-volumes.js';
@@ -58,6 +59,27 @@ export async function finalizedVolumes(options: {
     const msg = `volume record for ${h.pvcName ? `PVC ${h.pvcNamespace}/${h.pvcName}` : `PV ${h.pvName}`} names no PVC or PV of the backup`;
     results = mergeResults(results, { errors: {}, warnings: resultOf({ scope: 'velero', message: msg }) });
     log.push({ time, level: 'warning', msg, fields: { backup: run.name } });
+  }
+  // What VolumeOperations did with the CSI snapshots' VolumeSnapshots once all had settled.
+  for (const { operation, cleanup } of progress?.attempt === options.attempt ? progress.operations : []) {
+    if (!cleanup) continue;
+    log.push({
+      time: cleanup.time,
+      level: cleanup.level,
+      msg: cleanup.message,
+      fields: {
+        backup: run.name,
+        namespace: operation.resource.Namespace,
+        volumeSnapshot: operation.resource.Name,
+      },
+    });
+    if (cleanup.level === 'warning') {
+      const scope = { namespace: operation.resource.Namespace };
+      results = mergeResults(results, {
+        errors: {},
+        warnings: resultOf({ scope, message: cleanup.message }),
+      });
+    }
   }
   const c = volumes.counters;
   if (c.backupItemOperationsAttempted > 0 || volumes.volumeInfos.length > 0) {

@@ -5,7 +5,9 @@
  * settled (Completed or Failed, a timeout being a failure). Re-entrant: each call starts from the
  * recorded progress, so no invocation holds a Lambda while a snapshot runs. The first call of an
  * attempt gathers the operations from the blocks' volume records. A CSI snapshot's content is
- * kept (`deletionPolicy: Retain`) as soon as it is bound, as Velero keeps it.
+ * kept (`deletionPolicy: Retain`) as soon as it is bound, as Velero keeps it; once all have
+ * settled, the VolumeSnapshots and their contents are removed from the cluster, the storage
+ * snapshots kept, as Velero does when the backup finalizes.
  */
 
 import { type BackupRun, collectedSummary } from '../../shared/contracts/backup-run.js';
@@ -98,6 +100,56 @@ async function eachLimited<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
+/**
+ * Velero (DeleteReadyVolumeSnapshot, when the backup finalizes): each CSI snapshot's
+ * VolumeSnapshot and content leave the cluster once the backup has recorded the snapshot handle;
+ * the content is set to Retain first, so the storage snapshot stays for restores. A VolumeSnapshot
+ * never bound to a content is left in place; a failure is a warning. Done once per operation.
+ */
+async function cleanUpCsiSnapshots(options: {
+  entries: VolumeOperationsProgress['operations'];
+  csiOf: () => Promise<CsiSnapshots | undefined>;
+  now: Date;
+  signal: AbortSignal | undefined;
+}): Promise<void> {
+  const time = options.now.toISOString();
+  for (const entry of options.entries) {
+    if (entry.operation.method !== 'csi' || entry.cleanup) continue;
+    const { Namespace: namespace, Name: name } = entry.operation.resource;
+    const contentName = entry.status.csi?.vscName;
+    if (!contentName) {
+      entry.cleanup = {
+        time,
+        level: 'warning',
+        message: `VolumeSnapshot ${namespace}/${name} is left in the cluster: it was never bound to a VolumeSnapshotContent`,
+      };
+      continue;
+    }
+    try {
+      const api = await options.csiOf();
+      if (!api) throw new LifeboatError('no access to the cluster');
+      await api.deleteVolumeSnapshot({
+        namespace,
+        name,
+        contentName,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      entry.cleanup = {
+        time,
+        level: 'info',
+        message: `Deleted VolumeSnapshot ${namespace}/${name} and VolumeSnapshotContent ${contentName}; the snapshot ${entry.status.csi?.snapshotHandle ?? ''} is kept`,
+      };
+    } catch (error) {
+      if (!(error instanceof LifeboatError)) throw error;
+      entry.cleanup = {
+        time,
+        level: 'warning',
+        message: `Failed to delete VolumeSnapshot ${namespace}/${name} and VolumeSnapshotContent ${contentName}: ${error.message}`,
+      };
+    }
+  }
+}
+
 export async function volumeOperations(
   input: { run: BackupRun },
   deps: VolumeOperationsDeps,
@@ -185,6 +237,7 @@ export async function volumeOperations(
       entry.status = { ...entry.status, phase: 'Failed', error: error.message, updated: now.toISOString() };
     }
   });
+  if (entries.every((e) => isSettled(e.status))) await cleanUpCsiSnapshots({ entries, csiOf, now, signal });
   progress = { ...progress, polls: progress.polls + 1 };
   await store.put(work.volumeOperations, JSON.stringify(progress), {
     contentType: 'application/json',

@@ -65,7 +65,7 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
   }
 
   private async rawRequest(options: {
-    method: 'GET' | 'POST' | 'PATCH' | 'PUT';
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
     path: string;
     body?: unknown;
     contentType?: string;
@@ -260,6 +260,25 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
         `reading ${options.resource} ${objectName(options.object)}: HTTP ${res.status}: ${messageOf(res.body)}`,
       );
     return JSON.parse(res.body) as Record<string, unknown>;
+  }
+
+  async delete(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    signal?: AbortSignal;
+  }): Promise<boolean> {
+    const path = `${collectionPath(options.resource, options.object)}/${encodeURIComponent(objectName(options.object))}`;
+    const res = await this.write({
+      method: 'DELETE',
+      path,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (res.status === 404) return false;
+    if (res.status !== 200 && res.status !== 202)
+      throw new LifeboatError(
+        `deleting ${options.resource} ${objectName(options.object)}: HTTP ${res.status}: ${messageOf(res.body)}`,
+      );
+    return true;
   }
 
   async mergePatch(options: {

@@ -1,6 +1,6 @@
 /**
  * CSI snapshots over the Kubernetes API (`snapshot.storage.k8s.io/v1`), through the cluster
- * adapter's LIST, create, read and merge patch (so retries and credentials are the cluster's).
+ * adapter's LIST, create, read, merge patch and delete (so retries and credentials are the cluster's).
  * A cluster that does not serve the snapshot API has no classes; nothing here waits.
  */
 import type { ApiResource } from '../domain/api-resources.js';
@@ -162,6 +162,26 @@ export class KubernetesCsiSnapshots implements CsiSnapshots {
       ...(driver ? { driver } : {}),
       ...(deletionPolicy ? { deletionPolicy } : {}),
     };
+  }
+
+  async deleteVolumeSnapshot(options: {
+    namespace: string;
+    name: string;
+    contentName: string;
+    signal?: AbortSignal;
+  }): Promise<void> {
+    const signal = options.signal ? { signal: options.signal } : {};
+    const content = { apiVersion: API_VERSION, metadata: { name: options.contentName } };
+    // Retain first, so neither deletion can take the storage snapshot with it.
+    if (await this.readVolumeSnapshotContent({ name: options.contentName, ...signal })) {
+      await this.retainContent({ name: options.contentName, ...signal });
+      await this.cluster.delete({ resource: 'volumesnapshotcontents', object: content, ...signal });
+    }
+    await this.cluster.delete({
+      resource: 'volumesnapshots',
+      object: { apiVersion: API_VERSION, metadata: { namespace: options.namespace, name: options.name } },
+      ...signal,
+    });
   }
 
   async retainContent(options: { name: string; signal?: AbortSignal }): Promise<void> {

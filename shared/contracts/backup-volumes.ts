@@ -150,7 +150,19 @@ export type OperationStatus = z.infer<typeof operationStatus>;
 export const volumeOperationsProgress = z.strictObject({
   attempt: z.string(),
   polls: z.number().int().nonnegative(),
-  operations: z.array(z.strictObject({ operation: volumeOperation, status: operationStatus })),
+  operations: z.array(
+    z.strictObject({
+      operation: volumeOperation,
+      status: operationStatus,
+      /**
+       * CSI, once every operation settled: the VolumeSnapshot and its content removed from the
+       * cluster (the storage snapshot kept), or why they were left; a line of the backup log.
+       */
+      cleanup: z
+        .strictObject({ time: z.string(), level: z.enum(['info', 'warning']), message: z.string() })
+        .optional(),
+    }),
+  ),
 });
 export type VolumeOperationsProgress = z.infer<typeof volumeOperationsProgress>;
 

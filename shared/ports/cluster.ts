@@ -57,6 +57,12 @@ export interface ClusterWriter {
     object: Record<string, unknown>;
     signal?: AbortSignal;
   }): Promise<Record<string, unknown> | undefined>;
+  /** Deletes the object; false when it was not there. */
+  delete(options: {
+    resource: string;
+    object: Record<string, unknown>;
+    signal?: AbortSignal;
+  }): Promise<boolean>;
   /** JSON merge patch of an existing object. */
   mergePatch(options: {
     resource: string;

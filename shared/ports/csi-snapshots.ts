@@ -1,8 +1,9 @@
 /**
  * CSI snapshots through the Kubernetes API (`snapshot.storage.k8s.io/v1`), as Velero's CSI
  * actions use it: list the VolumeSnapshotClasses, create a VolumeSnapshot for a PVC, read it and
- * its VolumeSnapshotContent, and keep the content (`deletionPolicy: Retain`) so deleting the
- * VolumeSnapshot never deletes the backup's data. Implemented over the cluster by
+ * its VolumeSnapshotContent, keep the content (`deletionPolicy: Retain`) so deleting the
+ * VolumeSnapshot never deletes the backup's data, and remove both once the backup has recorded
+ * the snapshot handle. Implemented over the cluster by
  * adapters/kubernetes-csi-snapshots.
  */
 import type { SnapshotClassFacts } from '../domain/csi-snapshot-class.js';
@@ -32,4 +33,15 @@ export interface CsiSnapshots {
   }): Promise<VolumeSnapshotContentLook | undefined>;
   /** Sets the content's deletionPolicy to Retain (Velero does so for the backup's lifetime). */
   retainContent(options: { name: string; signal?: AbortSignal }): Promise<void>;
+  /**
+   * Removes a finished backup's VolumeSnapshot and its content from the cluster while keeping
+   * the storage snapshot (Velero DeleteReadyVolumeSnapshot): the content is set to Retain first,
+   * then deleted, then the VolumeSnapshot. What is gone already is not an error.
+   */
+  deleteVolumeSnapshot(options: {
+    namespace: string;
+    name: string;
+    contentName: string;
+    signal?: AbortSignal;
+  }): Promise<void>;
 }

@@ -5,7 +5,7 @@
  * runtime with a snapshotter on moto.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { CreateVolumeCommand, DescribeVolumesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { CreateVolumeCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { pack } from 'tar-stream';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,7 @@ import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { installVolumeSnapshotCrds } from '../../fixtures/volume-snapshot-crds.js';
 import { tempStore } from '../backup/support.js';
 import { awsConfig, kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
+import { volumesOfRestore } from '../support/volumes.js';
 import { waitFor } from '../support/wait.js';
 
 type Obj = Record<string, unknown>;
@@ -277,13 +278,6 @@ async function readOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined
   }
 }
 
-async function restoredVolumes(restoreName: string) {
-  const res = await ec2().send(
-    new DescribeVolumesCommand({ Filters: [{ Name: 'tag:velero.io/restore', Values: [restoreName] }] }),
-  );
-  return res.Volumes ?? [];
-}
-
 describe('restoring volumes by volumes-info', () => {
   let kc: KubeConfig;
   let core: CoreV1Api;
@@ -328,7 +322,7 @@ describe('restoring volumes by volumes-info', () => {
       const { name, output } = await restore(kc, store, { backupName });
       expect(output).toMatchObject({ phase: 'Completed', failed: 0 });
 
-      const [volume, ...others] = await restoredVolumes(name);
+      const [volume, ...others] = await volumesOfRestore(name);
       expect(others).toEqual([]);
       expect(volume).toMatchObject({
         SnapshotId: original.snapshotId,
@@ -388,7 +382,7 @@ describe('restoring volumes by volumes-info', () => {
         volumeAvailabilityZone: `${region()}b`,
       });
       expect(output).toMatchObject({ phase: 'Completed', failed: 0 });
-      const [volume] = await restoredVolumes(name);
+      const [volume] = await volumesOfRestore(name);
       expect(volume).toMatchObject({ SnapshotId: original.snapshotId, AvailabilityZone: `${region()}b` });
 
       const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: mapped, name: 'data' });
@@ -446,7 +440,7 @@ describe('restoring volumes by volumes-info', () => {
     });
     const { name, output } = await restore(kc, store, { backupName, restorePVs: false });
     expect(output).toMatchObject({ phase: 'Completed', failed: 0 });
-    expect(await restoredVolumes(name)).toEqual([]);
+    expect(await volumesOfRestore(name)).toEqual([]);
     const pv = await core.readPersistentVolume({ name: pvName });
     expect(pv.spec?.csi?.volumeHandle).toBe(original.volumeId);
     const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'data' });
@@ -687,7 +681,7 @@ describe('restoring volumes by volumes-info', () => {
       return read.status?.phase === 'Bound' ? read : undefined;
     });
     expect(pvc.spec?.volumeName).toBe(pvName);
-    expect(await restoredVolumes(name)).toEqual([]);
+    expect(await volumesOfRestore(name)).toEqual([]);
     expect(await restoreVolumeInfo(store, name)).toEqual([]);
   });
 });

@@ -4,9 +4,16 @@
  * emulator's EC2 (the volume handle is an EBS volume id), creates the bound
  * VolumeSnapshotContent (`snapcontent-<VolumeSnapshot uid>`, the class's deletionPolicy), sets
  * both statuses through the status subresource, and marks them readyToUse once EC2 says
- * `completed`, as external-snapshotter would. Touches no VolumeSnapshot of another driver.
+ * `completed`, as external-snapshotter would. Like external-snapshotter, its contents carry a
+ * finalizer: a content being deleted with `deletionPolicy: Delete` takes its EC2 snapshot with
+ * it, one with `Retain` leaves the snapshot. Touches no VolumeSnapshot of another driver.
  */
-import { CreateSnapshotCommand, DescribeSnapshotsCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import {
+  CreateSnapshotCommand,
+  DeleteSnapshotCommand,
+  DescribeSnapshotsCommand,
+  type EC2Client,
+} from '@aws-sdk/client-ec2';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 
 type Obj = Record<string, unknown>;
@@ -16,11 +23,23 @@ const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 const group = 'snapshot.storage.k8s.io';
 const version = 'v1';
 
+/** external-snapshotter's finalizer on a content bound to its VolumeSnapshot. */
+export const CONTENT_FINALIZER = 'snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection';
+
 export interface CsiSnapshotController {
   /** Stops the loop and waits for its current pass. */
   stop(): Promise<void>;
   /** Errors met while reconciling (a test may assert there were none). */
   readonly errors: string[];
+  /** Each VolumeSnapshot it bound, as the apiserver served it then. */
+  readonly bound: Obj[];
+  /** Each content of its driver deleted, with its deletionPolicy then and whether EC2 lost the snapshot. */
+  readonly deleted: {
+    name: string;
+    deletionPolicy: string;
+    snapshotHandle: string;
+    snapshotDeleted: boolean;
+  }[];
 }
 
 export function startCsiSnapshotController(options: {
@@ -34,6 +53,8 @@ export function startCsiSnapshotController(options: {
   const custom = options.kc.makeApiClient(CustomObjectsApi);
   const core = options.kc.makeApiClient(CoreV1Api);
   const errors: string[] = [];
+  const bound: Obj[] = [];
+  const deleted: CsiSnapshotController['deleted'] = [];
   const size = options.restoreSizeBytes ?? 8 * 2 ** 30;
   let stopped = false;
 
@@ -78,7 +99,7 @@ export function startCsiSnapshotController(options: {
           body: {
             apiVersion: `${group}/${version}`,
             kind: 'VolumeSnapshotContent',
-            metadata: { name: contentName },
+            metadata: { name: contentName, finalizers: [CONTENT_FINALIZER] },
             spec: {
               deletionPolicy: text(cls.deletionPolicy) || 'Delete',
               driver: options.driver,
@@ -126,6 +147,7 @@ export function startCsiSnapshotController(options: {
           },
         },
       });
+      bound.push(vs);
       return;
     }
     // Bound: ready once EC2 has completed the snapshot.
@@ -157,6 +179,35 @@ export function startCsiSnapshotController(options: {
     });
   };
 
+  // A content of this driver being deleted: its snapshot goes too unless it is retained.
+  const finalize = async (content: Obj): Promise<void> => {
+    const meta = record(content.metadata);
+    const spec = record(content.spec);
+    const finalizers = Array.isArray(meta.finalizers) ? (meta.finalizers as string[]) : [];
+    if (!meta.deletionTimestamp || spec.driver !== options.driver || !finalizers.includes(CONTENT_FINALIZER))
+      return;
+    const deletionPolicy = text(spec.deletionPolicy);
+    const snapshotHandle = text(record(content.status).snapshotHandle);
+    if (deletionPolicy === 'Delete' && snapshotHandle)
+      await options.ec2.send(new DeleteSnapshotCommand({ SnapshotId: snapshotHandle }));
+    await custom.replaceClusterCustomObject({
+      group,
+      version,
+      plural: 'volumesnapshotcontents',
+      name: text(meta.name),
+      body: {
+        ...content,
+        metadata: { ...meta, finalizers: finalizers.filter((f) => f !== CONTENT_FINALIZER) },
+      },
+    });
+    deleted.push({
+      name: text(meta.name),
+      deletionPolicy,
+      snapshotHandle,
+      snapshotDeleted: deletionPolicy === 'Delete' && snapshotHandle !== '',
+    });
+  };
+
   // A conflict, throttling (an apiserver re-initializing a new CRD's storage answers 429) or a
   // server error is retried on the next pass, as a controller requeues; anything else is an error.
   const transient = (error: unknown): boolean => {
@@ -175,6 +226,16 @@ export function startCsiSnapshotController(options: {
         recordError(error);
       }
     }
+    const contents = record(
+      await custom.listClusterCustomObject({ group, version, plural: 'volumesnapshotcontents' }),
+    );
+    for (const content of Array.isArray(contents.items) ? (contents.items as Obj[]) : []) {
+      try {
+        await finalize(content);
+      } catch (error) {
+        recordError(error);
+      }
+    }
   };
   const loop = (async () => {
     while (!stopped) {
@@ -184,6 +245,8 @@ export function startCsiSnapshotController(options: {
   })();
   return {
     errors,
+    bound,
+    deleted,
     stop: async () => {
       stopped = true;
       await loop;

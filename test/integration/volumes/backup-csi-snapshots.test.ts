@@ -2,9 +2,11 @@
  * CSI snapshots in a backup through the real snapshot API of the local apiserver (the
  * snapshot.storage.k8s.io CRDs) and a small stand-in CSI driver and snapshot controller that
  * snapshots volumes in the AWS emulator's EC2: the VolumeSnapshot with Velero's class choice, the
- * wait for readyToUse, the content kept (Retain), its handle, size and driver in volumes-info, the
- * operation in itemoperations; a missing class and csiSnapshotTimeout fail the volume.
+ * wait for readyToUse, its handle, size and driver in volumes-info, the operation in
+ * itemoperations, and then the VolumeSnapshot and its content removed with the storage snapshot
+ * kept (Retain first); a missing class and csiSnapshotTimeout fail the volume.
  */
+
 import { gunzipSync } from 'node:zlib';
 import {
   CreateVolumeCommand,
@@ -26,17 +28,13 @@ import {
   startCsiSnapshotController,
 } from '../support/csi-snapshot-controller.js';
 import { awsConfig, kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
+import { storedJson as json } from '../support/volumes.js';
+import { waitFor } from '../support/wait.js';
 
 type Obj = Record<string, unknown>;
 const group = 'snapshot.storage.k8s.io';
 const version = 'v1';
 const ec2 = () => new EC2Client({ ...awsConfig(), maxAttempts: 3 });
-
-async function json<T>(store: ObjectStore, key: string): Promise<T> {
-  const body = await store.get(key);
-  if (!body) throw new Error(`missing ${key}`);
-  return JSON.parse(gunzipSync(body).toString('utf8')) as T;
-}
 
 describe('CSI snapshots in a backup', () => {
   // A driver of this test only: its class changes nothing for other tests' volumes.
@@ -158,12 +156,11 @@ describe('CSI snapshots in a backup', () => {
     expect(outcome).toMatchObject({ ok: true, output: { name, phase: 'Completed', errors: 0 } });
     expect(controller.errors).toEqual([]);
 
-    // The VolumeSnapshot Velero would create: velero-<pvc>-…, the PVC's labels and the backup's.
-    const snapshots = record(
-      await custom.listNamespacedCustomObject({ group, version, namespace, plural: 'volumesnapshots' }),
-    ).items as Obj[];
-    expect(snapshots).toHaveLength(1);
-    const vs = snapshots[0] as Obj;
+    // The VolumeSnapshot Velero would create: velero-<pvc>-…, the PVC's labels and the backup's,
+    // as the snapshot controller saw it.
+    const seen = controller.bound.filter((v) => record(v.metadata).namespace === namespace);
+    expect(seen).toHaveLength(1);
+    const vs = seen[0] as Obj;
     const vsName = String(record(vs.metadata).name);
     expect(vsName).toMatch(/^velero-data-[0-9a-f]{10}$/);
     expect(record(vs.metadata).labels).toEqual({ app: 'db', 'velero.io/backup-name': name });
@@ -171,19 +168,34 @@ describe('CSI snapshots in a backup', () => {
       source: { persistentVolumeClaimName: 'data' },
       volumeSnapshotClassName: className,
     });
-    const contentName = String(record(vs.status).boundVolumeSnapshotContentName);
-    const content = record(
-      await custom.getClusterCustomObject({
-        group,
-        version,
-        plural: 'volumesnapshotcontents',
-        name: contentName,
-      }),
+    const contentName = `snapcontent-${String(record(vs.metadata).uid)}`;
+
+    // Velero (DeleteReadyVolumeSnapshot): once recorded, the VolumeSnapshot and its content leave
+    // the cluster; the content was set to Retain first (its class says Delete), so the
+    // controller kept the EC2 snapshot when it finalized the content.
+    await waitFor('the content to be finalized', async () =>
+      controller.deleted.find((d) => d.name === contentName),
     );
-    expect(record(content.spec).deletionPolicy).toBe('Retain');
-    const handle = String(record(content.status).snapshotHandle);
+    const [removed] = controller.deleted.filter((d) => d.name === contentName);
+    expect(removed).toMatchObject({ deletionPolicy: 'Retain', snapshotDeleted: false });
+    const left = record(
+      await custom.listNamespacedCustomObject({ group, version, namespace, plural: 'volumesnapshots' }),
+    ).items;
+    expect(left).toEqual([]);
+    const gone = await custom
+      .getClusterCustomObject({ group, version, plural: 'volumesnapshotcontents', name: contentName })
+      .then(
+        () => 'still there',
+        (error: { code?: number }) => error.code,
+      );
+    expect(gone).toBe(404);
+    const handle = removed?.snapshotHandle ?? '';
     const inEc2 = await ec2().send(new DescribeSnapshotsCommand({ SnapshotIds: [handle] }));
     expect(inEc2.Snapshots?.[0]).toMatchObject({ VolumeId: volume, State: 'completed' });
+    const log = gunzipSync((await store.get(backupKeys(name).logs)) ?? new Uint8Array()).toString('utf8');
+    expect(log).toContain(
+      `Deleted VolumeSnapshot ${namespace}/${vsName} and VolumeSnapshotContent ${contentName}; the snapshot ${handle} is kept`,
+    );
 
     const keys = backupKeys(name);
     const infos = await json<BackupVolumeInfo[]>(store, keys.volumeInfo);
@@ -287,6 +299,33 @@ describe('CSI snapshots in a backup', () => {
         csiVolumeSnapshotsAttempted: 1,
         backupItemOperationsFailed: 1,
       });
+      expect(document.status).not.toHaveProperty('csiVolumeSnapshotsCompleted');
+      // The volume's one entry says it failed; the VolumeSnapshot, never bound, is left and said so.
+      const [info, ...others] = await json<BackupVolumeInfo[]>(store, backupKeys(name).volumeInfo);
+      expect(others).toEqual([]);
+      expect(info).toMatchObject({
+        pvcName: 'data',
+        pvcNamespace: namespace,
+        backupMethod: 'CSISnapshot',
+        skipped: false,
+        result: 'failed',
+        csiSnapshotInfo: { snapshotHandle: '', vscName: '', driver, ReadyToUse: null },
+      });
+      expect(info).not.toHaveProperty('completionTimestamp');
+      const results = await json<{
+        errors: { namespaces?: Record<string, string[]> };
+        warnings: { namespaces?: Record<string, string[]> };
+      }>(store, backupKeys(name).results);
+      expect(results.errors.namespaces?.[namespace]).toEqual([
+        expect.stringMatching(
+          /^CSI snapshot of PVC .*\/data \(PV .*\) failed: Asynchronous action timed out \(csiSnapshotTimeout 2s\)/,
+        ),
+      ]);
+      expect(results.warnings.namespaces?.[namespace]).toEqual([
+        expect.stringMatching(
+          /^VolumeSnapshot .*\/velero-data-[0-9a-f]{10} is left in the cluster: it was never bound/,
+        ),
+      ]);
     } finally {
       controller = startCsiSnapshotController({ kc, ec2: ec2(), driver });
     }

@@ -5,15 +5,8 @@
  * policies inline and from a ConfigMap, volumes left for the data mover, and a PVC without a PV.
  */
 import { gunzipSync } from 'node:zlib';
-import {
-  CreateVolumeCommand,
-  DeleteSnapshotCommand,
-  DeleteVolumeCommand,
-  DescribeSnapshotsCommand,
-  EC2Client,
-} from '@aws-sdk/client-ec2';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeleteSnapshotCommand } from '@aws-sdk/client-ec2';
+import { describe, expect, it } from 'vitest';
 import { readBackup } from '../../../cli/local/backup-reader.js';
 import { renderBackupDescribe } from '../../../cli/render/backups.js';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
@@ -22,109 +15,13 @@ import { backupKeys } from '../../../shared/domain/storage-keys.js';
 import { DATA_MOVER_UNAVAILABLE } from '../../../shared/domain/volume-info.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { backup, backupRequest, tempStore } from '../backup/support.js';
-import { awsConfig, kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
-
-const ec2 = () => new EC2Client({ ...awsConfig(), maxAttempts: 3 });
-const createdVolumes: string[] = [];
-const createdPvs: string[] = [];
-const namespaces: string[] = [];
-
-async function json<T>(store: ObjectStore, key: string): Promise<T> {
-  const body = await store.get(key);
-  if (!body) throw new Error(`missing ${key}`);
-  const text = key.endsWith('.gz') ? gunzipSync(body).toString('utf8') : Buffer.from(body).toString('utf8');
-  return JSON.parse(text) as T;
-}
-
-async function ebsVolume(options: { zone: string; tags?: Record<string, string> }): Promise<string> {
-  const res = await ec2().send(
-    new CreateVolumeCommand({
-      AvailabilityZone: options.zone,
-      Size: 8,
-      VolumeType: 'io1',
-      Iops: 500,
-      TagSpecifications: [
-        {
-          ResourceType: 'volume',
-          Tags: Object.entries(options.tags ?? { Name: 'scratch' }).map(([Key, Value]) => ({ Key, Value })),
-        },
-      ],
-    }),
-  );
-  const id = res.VolumeId ?? '';
-  createdVolumes.push(id);
-  return id;
-}
-
-/** A PVC bound to a PV of the given source, and (optionally) a pod mounting it. */
-async function claimWithVolume(options: {
-  api: CoreV1Api;
-  namespace: string;
-  claim: string;
-  source?: Record<string, unknown>;
-  zone?: string;
-  pod?: { name: string; annotations?: Record<string, string> };
-}): Promise<string | undefined> {
-  const { api, namespace, claim, source } = options;
-  const pvName = source ? uniqueName(`pv-${claim}`) : undefined;
-  if (pvName && source) {
-    createdPvs.push(pvName);
-    await api.createPersistentVolume({
-      body: {
-        metadata: {
-          name: pvName,
-          labels: { app: 'db', ...(options.zone ? { 'topology.kubernetes.io/zone': options.zone } : {}) },
-        },
-        spec: {
-          capacity: { storage: '8Gi' },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          storageClassName: '',
-          claimRef: { namespace, name: claim },
-          ...source,
-        },
-      },
-    });
-  }
-  await api.createNamespacedPersistentVolumeClaim({
-    namespace,
-    body: {
-      metadata: { name: claim, labels: { app: 'db' } },
-      spec: {
-        accessModes: ['ReadWriteOnce'],
-        storageClassName: '',
-        resources: { requests: { storage: '8Gi' } },
-        ...(pvName ? { volumeName: pvName } : {}),
-      },
-    },
-  });
-  if (options.pod) {
-    await api.createNamespacedPod({
-      namespace,
-      body: {
-        metadata: {
-          name: options.pod.name,
-          ...(options.pod.annotations ? { annotations: options.pod.annotations } : {}),
-        },
-        spec: {
-          containers: [{ name: 'db', image: 'postgres:16' }],
-          volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
-        },
-      },
-    });
-  }
-  return pvName;
-}
-
-async function snapshotsOf(backupName: string) {
-  const res = await ec2().send(
-    new DescribeSnapshotsCommand({
-      OwnerIds: ['self'],
-      Filters: [{ Name: 'tag:velero.io/backup', Values: [backupName] }],
-    }),
-  );
-  return res.Snapshots ?? [];
-}
+import { awsConfig, uniqueName } from '../support/env.js';
+import {
+  ec2,
+  storedJson as json,
+  snapshotsOfBackup as snapshotsOf,
+  useVolumeFixtures,
+} from '../support/volumes.js';
 
 interface VolumeInfo {
   pvcName?: string;
@@ -141,8 +38,6 @@ interface VolumeInfo {
 }
 
 describe('volumes in a backup', () => {
-  let kc: KubeConfig;
-  let api: CoreV1Api;
   const region = () => awsConfig().region;
   const snapshotter = () => new EbsSnapshotter({ client: ec2() });
   const run = (options: {
@@ -156,48 +51,31 @@ describe('volumes in a backup', () => {
     };
     if (options.labels) request.backup.metadata.labels = options.labels;
     return backup({
-      kc,
+      kc: fixtures.kc,
       store: options.store,
       request,
       // CSI stays out of these tests: an ebs.csi.aws.com PV is snapshotted through EC2.
       extra: { snapshotter: snapshotter(), csiSnapshots: false, volumePollSeconds: 1 },
     });
   };
-  const newNamespace = async (prefix: string): Promise<string> => {
-    const name = uniqueName(prefix);
-    namespaces.push(name);
-    await api.createNamespace({ body: { metadata: { name } } });
-    return name;
-  };
-
-  beforeAll(() => {
-    kc = kubeConfigFor(testEnv().clusters.source);
-    api = kc.makeApiClient(CoreV1Api);
-  });
-
-  afterAll(async () => {
-    const client = ec2();
-    for (const ns of namespaces) await api.deleteNamespace({ name: ns }).catch(() => undefined);
-    for (const pv of createdPvs) await api.deletePersistentVolume({ name: pv }).catch(() => undefined);
-    for (const id of createdVolumes)
-      await client.send(new DeleteVolumeCommand({ VolumeId: id })).catch(() => undefined);
-  });
+  const fixtures = useVolumeFixtures();
 
   it("snapshots a pod's EBS volumes natively with Velero's tags, waits for them and records them", async () => {
-    const namespace = await newNamespace('vol-native');
+    const namespace = await fixtures.namespace('vol-native');
     const zone = `${region()}a`;
-    const csiVolume = await ebsVolume({ zone, tags: { Name: 'db-data', 'velero.io/backup': 'stale' } });
-    const inTreeVolume = await ebsVolume({ zone: `${region()}b`, tags: { Name: 'db-logs' } });
-    const csiPv = await claimWithVolume({
-      api,
+    const csiVolume = await fixtures.ebsVolume({
+      zone,
+      tags: { Name: 'db-data', 'velero.io/backup': 'stale' },
+    });
+    const inTreeVolume = await fixtures.ebsVolume({ zone: `${region()}b`, tags: { Name: 'db-logs' } });
+    const csiPv = await fixtures.claimWithVolume({
       namespace,
       claim: 'data',
       zone,
       source: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: csiVolume, fsType: 'ext4' } },
       pod: { name: 'db' },
     });
-    const inTreePv = await claimWithVolume({
-      api,
+    const inTreePv = await fixtures.claimWithVolume({
       namespace,
       claim: 'logs',
       source: { awsElasticBlockStore: { volumeID: `aws://${region()}b/${inTreeVolume}`, fsType: 'ext4' } },
@@ -324,16 +202,15 @@ describe('volumes in a backup', () => {
   });
 
   it('skips a volume an inline resource policy skips, and gives an unbound PVC its one entry', async () => {
-    const namespace = await newNamespace('vol-skip');
-    const volume = await ebsVolume({ zone: `${region()}a` });
-    const pv = await claimWithVolume({
-      api,
+    const namespace = await fixtures.namespace('vol-skip');
+    const volume = await fixtures.ebsVolume({ zone: `${region()}a` });
+    const pv = await fixtures.claimWithVolume({
       namespace,
       claim: 'data',
       source: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: volume } },
       pod: { name: 'db' },
     });
-    await claimWithVolume({ api, namespace, claim: 'pending' });
+    await fixtures.claimWithVolume({ namespace, claim: 'pending' });
     const store = await tempStore();
     const name = uniqueName('skip');
     const outcome = await run({
@@ -372,18 +249,16 @@ describe('volumes in a backup', () => {
   });
 
   it('records volumes for fs-backup or snapshotMoveData as skipped until the data mover exists, and warns', async () => {
-    const namespace = await newNamespace('vol-mover');
-    const moved = await ebsVolume({ zone: `${region()}a` });
-    const fs = await ebsVolume({ zone: `${region()}a` });
-    await claimWithVolume({
-      api,
+    const namespace = await fixtures.namespace('vol-mover');
+    const moved = await fixtures.ebsVolume({ zone: `${region()}a` });
+    const fs = await fixtures.ebsVolume({ zone: `${region()}a` });
+    await fixtures.claimWithVolume({
       namespace,
       claim: 'moved',
       source: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: moved } },
       pod: { name: 'mover' },
     });
-    await claimWithVolume({
-      api,
+    await fixtures.claimWithVolume({
       namespace,
       claim: 'files',
       source: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: fs } },
@@ -420,15 +295,14 @@ describe('volumes in a backup', () => {
   });
 
   it('reads the resource policy from a ConfigMap, and refuses a missing one by field path', async () => {
-    const namespace = await newNamespace('vol-cm');
-    const volume = await ebsVolume({ zone: `${region()}a` });
-    await claimWithVolume({
-      api,
+    const namespace = await fixtures.namespace('vol-cm');
+    const volume = await fixtures.ebsVolume({ zone: `${region()}a` });
+    await fixtures.claimWithVolume({
       namespace,
       claim: 'data',
       source: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: volume } },
     });
-    await api.createNamespacedConfigMap({
+    await fixtures.api.createNamespacedConfigMap({
       namespace,
       body: {
         metadata: { name: 'volume-policy' },
@@ -474,9 +348,8 @@ describe('volumes in a backup', () => {
   });
 
   it('fails a volume whose EBS volume does not exist, and the backup ends PartiallyFailed', async () => {
-    const namespace = await newNamespace('vol-gone');
-    await claimWithVolume({
-      api,
+    const namespace = await fixtures.namespace('vol-gone');
+    await fixtures.claimWithVolume({
       namespace,
       claim: 'data',
       source: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-0123456789abcdef0' } },

@@ -91,6 +91,9 @@ class RecordingCsi implements CsiSnapshots {
     return undefined;
   }
   async retainContent() {}
+  async deleteVolumeSnapshot(): Promise<never> {
+    throw new Error('a worker never deletes VolumeSnapshots');
+  }
 }
 
 async function decide(options: {

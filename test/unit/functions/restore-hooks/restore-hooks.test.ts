@@ -48,6 +48,9 @@ class PodCluster implements ClusterWriter {
   async mergePatch(): Promise<never> {
     throw new Error('RestoreHooks never patches');
   }
+  async delete(): Promise<never> {
+    throw new Error('RestoreHooks never deletes');
+  }
   async replaceStatus(): Promise<never> {
     throw new Error('RestoreHooks never writes status');
   }
