@@ -17,13 +17,11 @@
 import {
   BLOCK_MAP_RANGE,
   type BlockChange,
-  type BlockMapEntry,
   encodeBlockMapChunk,
   mergeBlockRange,
-  parseBlockMapChunk,
   rangeOf,
 } from '../../shared/domain/block-map.js';
-import { CloudRequestRefused, ValidationFailed } from '../../shared/domain/errors.js';
+import { ValidationFailed } from '../../shared/domain/errors.js';
 import type {
   BlobId,
   BlockSource,
@@ -32,12 +30,8 @@ import type {
   SnapshotManifest,
   WriteStats,
 } from '../../shared/ports/repository.js';
-import {
-  type BlockPage,
-  type ChangedBlockRef,
-  EBS_BLOCK_SIZE,
-  type SnapshotBlocks,
-} from '../../shared/ports/snapshot-blocks.js';
+import { EBS_BLOCK_SIZE, type SnapshotBlocks } from '../../shared/ports/snapshot-blocks.js';
+import { blocksToRead, type ParentChunk, parentChunks } from './block-sources.js';
 import { TaskPool } from './task-pool.js';
 
 export interface BlockProgress {
@@ -104,19 +98,6 @@ function isAllZero(data: Uint8Array): boolean {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/** One block to read (token), or to drop from the map because it now reads as zeros (null). */
-interface WorkItem {
-  readonly index: number;
-  readonly token: string | null;
-}
-
-interface ParentChunk {
-  readonly range: number;
-  readonly blobId: BlobId;
-  readonly entries: readonly BlockMapEntry[];
-}
 
 interface OpenRange {
   readonly range: number;
@@ -159,23 +140,6 @@ async function parentManifestOf(
   return manifest;
 }
 
-/** The parent's map chunks in order, read one at a time, from `fromRange` on. */
-async function* parentChunks(options: {
-  repository: Repository;
-  chunkIds: readonly BlobId[];
-  fromRange: number;
-  signal?: AbortSignal | undefined;
-}): AsyncGenerator<ParentChunk> {
-  for (const blobId of options.chunkIds) {
-    const data = await options.repository.getBlob(blobId, options.signal ? { signal: options.signal } : {});
-    const entries = parseBlockMapChunk(decoder.decode(data));
-    const first = entries[0];
-    if (!first) continue;
-    const range = rangeOf(first[0]);
-    if (range >= options.fromRange) yield { range, blobId, entries };
-  }
-}
-
 export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBackupResult> {
   const { blocks, repository, snapshotId, signal } = options;
   const now = options.now ?? (() => new Date());
@@ -190,61 +154,15 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
   const startRange = checkpoint?.nextRange ?? 0;
   const startIndex = startRange * BLOCK_MAP_RANGE;
 
-  // The listing: changed blocks against the parent's snapshot, or every block with data.
-  let volumeSizeGiB = 0;
-  let listed = 0;
-  let listingDone = false;
-  let incremental = false;
-  let items: AsyncIterator<WorkItem>;
-  const full = async function* (): AsyncGenerator<WorkItem> {
-    for await (const page of blocks.listSnapshotBlocks({
-      snapshotId,
-      startingBlockIndex: startIndex,
-      ...(signal ? { signal } : {}),
-    })) {
-      checkBlockSize(page.blockSizeBytes);
-      volumeSizeGiB = page.volumeSizeGiB;
-      listed += page.blocks.length;
-      for (const b of page.blocks) yield { index: b.index, token: b.token };
-    }
-    listingDone = true;
-  };
-  if (parent) {
-    const changed = blocks
-      .listChangedBlocks({
-        firstSnapshotId: parent.source.snapshotId,
-        secondSnapshotId: snapshotId,
-        startingBlockIndex: startIndex,
-        ...(signal ? { signal } : {}),
-      })
-      [Symbol.asyncIterator]();
-    let first: IteratorResult<BlockPage<ChangedBlockRef>, unknown>;
-    try {
-      first = await changed.next();
-      incremental = true;
-    } catch (error) {
-      // EBS cannot compare (the earlier snapshot is gone, or unrelated): read everything.
-      if (!(error instanceof CloudRequestRefused)) throw error;
-      first = { done: true, value: undefined };
-    }
-    if (incremental) {
-      items = (async function* (): AsyncGenerator<WorkItem> {
-        let page = first;
-        while (!page.done) {
-          checkBlockSize(page.value.blockSizeBytes);
-          volumeSizeGiB = page.value.volumeSizeGiB;
-          listed += page.value.blocks.length;
-          for (const b of page.value.blocks) yield { index: b.index, token: b.secondToken ?? null };
-          page = await changed.next();
-        }
-        listingDone = true;
-      })();
-    } else {
-      items = full();
-    }
-  } else {
-    items = full();
-  }
+  const listing = await blocksToRead({
+    blocks,
+    snapshotId,
+    ...(parent ? { parentSnapshotId: parent.source.snapshotId } : {}),
+    startIndex,
+    signal,
+  });
+  const { incremental, state: listed } = listing;
+  const items = listing.items;
 
   const writer: RepositoryWriter = repository.writer();
   const pool = new TaskPool({ limit: options.concurrency ?? 32, ...(signal ? { signal } : {}) });
@@ -254,14 +172,11 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
   let bytesRead = 0;
   let blocksDone = 0;
   const open: OpenRange[] = [];
-  const parents = parent
-    ? parentChunks({
-        repository,
-        chunkIds: incremental ? parent.blockMap : [],
-        fromRange: startRange,
-        signal,
-      })
-    : undefined;
+  // An incremental starts from the parent's map; a full read (also a fallback) from nothing.
+  const parents =
+    parent && incremental
+      ? parentChunks({ repository, chunkIds: parent.blockMap, fromRange: startRange, signal })
+      : undefined;
   let nextParent: ParentChunk | undefined = parents ? (await parents.next()).value : undefined;
   let lastCheckpoint = Date.now();
   let finishedRanges = startRange;
@@ -269,10 +184,10 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
   const report = (): void =>
     options.onProgress?.({
       bytesDone: blocksDone * EBS_BLOCK_SIZE,
-      bytesTotal: listed * EBS_BLOCK_SIZE,
-      totalKnown: listingDone,
+      bytesTotal: listed.listed * EBS_BLOCK_SIZE,
+      totalKnown: listed.done,
       blocksDone,
-      blocksTotal: listed,
+      blocksTotal: listed.listed,
     });
 
   /** The open range for `range`, opening ranges the parent has before it as they are. */
@@ -284,11 +199,15 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
     }
     const last = open.at(-1);
     if (last && last.range === range) return last;
-    const opened: OpenRange = { range, changes: [], pending: 0, closed: false };
-    if (nextParent && nextParent.range === range) {
-      Object.assign(opened, { parent: nextParent });
-      nextParent = parents ? (await parents.next()).value : undefined;
-    }
+    const here = nextParent?.range === range ? nextParent : undefined;
+    if (here) nextParent = parents ? (await parents.next()).value : undefined;
+    const opened: OpenRange = {
+      range,
+      ...(here ? { parent: here } : {}),
+      changes: [],
+      pending: 0,
+      closed: false,
+    };
     open.push(opened);
     return opened;
   };
@@ -344,6 +263,7 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
       if (token === null) {
         range.changes.push({ index, blobId: null });
         blocksDone++;
+        report();
       } else {
         range.pending++;
         await pool.run(async (taskSignal) => {
@@ -372,7 +292,7 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
       nextParent = parents ? (await parents.next()).value : undefined;
     }
     await finishReady();
-    listingDone = true;
+    listed.done = true;
     report();
     await writer.flush(signal ? { signal } : {});
   } catch (error) {
@@ -381,7 +301,8 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
   }
 
   const writes = addStats(checkpoint?.writes ?? emptyStats, writer.stats());
-  const volumeSizeBytes = (volumeSizeGiB || (parent ? parent.volumeSizeBytes / 1024 ** 3 : 0)) * 1024 ** 3;
+  const volumeSizeBytes =
+    (listed.volumeSizeGiB || (parent ? parent.volumeSizeBytes / 1024 ** 3 : 0)) * 1024 ** 3;
   const manifest: SnapshotManifest & { kind: 'block' } = {
     kind: 'block',
     id: options.manifestId,
@@ -403,11 +324,4 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
   };
   await repository.writeManifest(manifest, signal ? { signal } : {});
   return { manifest, incremental, run: { blocksRead, bytesRead, resumedAtBlock: startIndex } };
-}
-
-function checkBlockSize(blockSizeBytes: number): void {
-  if (blockSizeBytes !== EBS_BLOCK_SIZE)
-    throw new CloudRequestRefused(`the snapshot has ${blockSizeBytes}-byte blocks, not ${EBS_BLOCK_SIZE}`, {
-      code: 'UnexpectedBlockSize',
-    });
 }

@@ -20,7 +20,7 @@ import {
   type EbsSnapshotStatus,
   type SnapshotBlocks,
 } from '../../shared/ports/snapshot-blocks.js';
-import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import type { SnapshotState, Snapshotter } from '../../shared/ports/snapshotter.js';
 import type { BlockProgress } from './block-backup.js';
 import { sleep, TaskPool } from './task-pool.js';
 
@@ -91,7 +91,7 @@ export async function restoreBlocks(options: BlockRestoreOptions): Promise<Block
   const { snapshotId } = started;
   // A re-run whose first attempt got as far as CompleteSnapshot: the snapshot is done.
   const already = options.targetSnapshotter
-    ? (await options.targetSnapshotter.snapshotProgress(snapshotId, withSignal)).state
+    ? await stateOf(options.targetSnapshotter, snapshotId, signal)
     : 'pending';
   if (already === 'error')
     throw new CloudRequestRefused(`restored snapshot ${snapshotId} is in state error`, {
@@ -186,6 +186,20 @@ export async function restoreBlocks(options: BlockRestoreOptions): Promise<Block
     ...(volumeId ? { volumeId } : {}),
     ...(started.kmsKeyArn ? { kmsKeyArn: started.kmsKeyArn } : {}),
   };
+}
+
+/** The started snapshot's state; one EC2 does not show yet (eventual consistency) is still pending. */
+async function stateOf(
+  snapshotter: Snapshotter,
+  snapshotId: string,
+  signal: AbortSignal | undefined,
+): Promise<SnapshotState> {
+  try {
+    return (await snapshotter.snapshotProgress(snapshotId, signal ? { signal } : {})).state;
+  } catch (error) {
+    if (error instanceof RetryableError) return 'pending';
+    throw error;
+  }
 }
 
 /** AWS completes a snapshot asynchronously after CompleteSnapshot; a volume needs it completed. */

@@ -59,8 +59,9 @@ const NETWORK_ERRORS = new Set([
 /** Pauses between attempts (jittered ±50%): about 45 s in all before a call gives up. */
 const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [200, 500, 1000, 2000, 4000, 8000, 12000, 16000];
 
-/** AWS's largest page for both listings. */
-const PAGE_SIZE = 10_000;
+/** AWS's page sizes for both listings: 100 to 10,000 blocks. */
+const MIN_PAGE = 100;
+const MAX_PAGE = 10_000;
 
 const sha256Base64 = (data: Uint8Array): string => createHash('sha256').update(data).digest('base64');
 
@@ -115,10 +116,12 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 export class EbsSnapshotBlocks implements SnapshotBlocks {
   private readonly client: EBSClient;
   private readonly retryDelaysMs: readonly number[];
+  private readonly pageSize: number;
 
-  constructor(options: { client: EBSClient; retryDelaysMs?: readonly number[] }) {
+  constructor(options: { client: EBSClient; retryDelaysMs?: readonly number[]; pageSize?: number }) {
     this.client = options.client;
     this.retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    this.pageSize = Math.min(MAX_PAGE, Math.max(MIN_PAGE, Math.floor(options.pageSize ?? MAX_PAGE)));
   }
 
   /** Runs `call` until it succeeds, fails for good, or the retries run out. */
@@ -151,7 +154,7 @@ export class EbsSnapshotBlocks implements SnapshotBlocks {
         this.client.send(
           new ListSnapshotBlocksCommand({
             SnapshotId: snapshotId,
-            MaxResults: PAGE_SIZE,
+            MaxResults: this.pageSize,
             ...(token
               ? { NextToken: token }
               : options.startingBlockIndex
@@ -187,7 +190,7 @@ export class EbsSnapshotBlocks implements SnapshotBlocks {
             new ListChangedBlocksCommand({
               FirstSnapshotId: firstSnapshotId,
               SecondSnapshotId: secondSnapshotId,
-              MaxResults: PAGE_SIZE,
+              MaxResults: this.pageSize,
               ...(token
                 ? { NextToken: token }
                 : options.startingBlockIndex
@@ -369,12 +372,15 @@ export function snapshotBlocksFor(options: {
   roleArn?: string;
   externalId?: string;
   maxSockets?: number;
+  /** Blocks per listing page (AWS: 100–10,000; default 10,000). */
+  pageSize?: number;
 }): EbsSnapshotBlocks {
   const maxSockets = options.maxSockets ?? 128;
   const credentials = options.roleArn
     ? assumedRoleCredentials({ ...options, roleArn: options.roleArn })
     : options.credentials;
   return new EbsSnapshotBlocks({
+    ...(options.pageSize ? { pageSize: options.pageSize } : {}),
     client: new EBSClient({
       region: options.region,
       maxAttempts: 4,

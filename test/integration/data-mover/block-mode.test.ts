@@ -35,12 +35,10 @@ import {
 } from '../../../shared/adapters/repository/open-repository.js';
 import { EBS_BLOCK_SIZE, type SnapshotBlocks } from '../../../shared/ports/snapshot-blocks.js';
 import { awsConfig, testEnv, uniqueName } from '../support/env.js';
+import { DATA_BLOCKS, VOLUME_GIB, volumeImage, writeSnapshot } from '../support/snapshot-image.js';
 
 const BLOCK = EBS_BLOCK_SIZE;
 const MiB = 1024 * 1024;
-/** 5 GiB: 10,240 blocks, three block-map ranges. */
-const VOLUME_GIB = 5;
-const DATA_BLOCKS = 300;
 
 /** The real adapter, counting the blocks read through it. */
 class CountingBlocks implements SnapshotBlocks {
@@ -86,33 +84,6 @@ async function volumeHashes(blocks: SnapshotBlocks, snapshotId: string): Promise
   return new Map([...hashes].sort((a, b) => a[0] - b[0]));
 }
 
-/** A completed snapshot made with StartSnapshot holding these blocks (optionally on a parent). */
-async function writeSnapshot(
-  blocks: SnapshotBlocks,
-  content: ReadonlyMap<number, Uint8Array>,
-  parent?: string,
-): Promise<string> {
-  const started = await blocks.startSnapshot({
-    volumeSizeGiB: VOLUME_GIB,
-    ...(parent ? { parentSnapshotId: parent } : {}),
-  });
-  const entries = [...content];
-  for (let i = 0; i < entries.length; i += 16)
-    await Promise.all(
-      entries
-        .slice(i, i + 16)
-        .map(([blockIndex, data]) =>
-          blocks.putSnapshotBlock({ snapshotId: started.snapshotId, blockIndex, data }),
-        ),
-    );
-  const status = await blocks.completeSnapshot({
-    snapshotId: started.snapshotId,
-    changedBlocksCount: content.size,
-  });
-  expect(status).toBe('completed');
-  return started.snapshotId;
-}
-
 /** What a PV's snapshot is: a volume created from the seed, and EC2's snapshot of that volume. */
 async function pvSnapshotOf(ec2: EC2Client, seed: string): Promise<{ volumeId: string; snapshotId: string }> {
   const volume = await ec2.send(
@@ -120,21 +91,6 @@ async function pvSnapshotOf(ec2: EC2Client, seed: string): Promise<{ volumeId: s
   );
   const snapshot = await ec2.send(new CreateSnapshotCommand({ VolumeId: volume.VolumeId }));
   return { volumeId: volume.VolumeId ?? '', snapshotId: snapshot.SnapshotId ?? '' };
-}
-
-/** The image: random, compressible, zero and duplicate blocks spread over three map ranges. */
-function volumeImage(): Map<number, Uint8Array> {
-  const duplicates = Array.from({ length: 4 }, () => randomBytes(BLOCK));
-  const image = new Map<number, Uint8Array>();
-  for (let i = 0; i < DATA_BLOCKS; i++) {
-    const index = i * 34;
-    const kind = i % 10;
-    if (kind <= 3) image.set(index, randomBytes(BLOCK));
-    else if (kind <= 6) image.set(index, Buffer.alloc(BLOCK, `row ${i} of a compressible table; `));
-    else if (kind === 7) image.set(index, new Uint8Array(BLOCK));
-    else image.set(index, duplicates[i % 4] as Uint8Array);
-  }
-  return image;
 }
 
 function rate(bytes: number, ms: number): string {

@@ -52,7 +52,7 @@ describe('block-map chunks', () => {
     ['a blob id that is not hex', [[1, 'Z'.repeat(64)]]],
     ['no entries', []],
   ])('refuses a chunk with %s', (_, entries) => {
-    expect(() => encodeBlockMapChunk(entries as BlockMapEntry[])).toThrow(BlockMapInvalid);
+    expect(() => encodeBlockMapChunk(entries as unknown as BlockMapEntry[])).toThrow(BlockMapInvalid);
     expect(() => parseBlockMapChunk(JSON.stringify(entries))).toThrow(BlockMapInvalid);
   });
 
