@@ -141,6 +141,17 @@ async function parentManifestOf(
 }
 
 export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBackupResult> {
+  // The writer's session (its lease) starts before the parent is read: garbage collection then
+  // keeps the parent's packs for as long as this run may still name their blobs.
+  const writer = options.repository.writer();
+  try {
+    return await backupWith(writer, options);
+  } finally {
+    await writer.close?.().catch(() => undefined);
+  }
+}
+
+async function backupWith(writer: RepositoryWriter, options: BlockBackupOptions): Promise<BlockBackupResult> {
   const { blocks, repository, snapshotId, signal } = options;
   const now = options.now ?? (() => new Date());
   const parent = options.parentManifestId
@@ -164,7 +175,6 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
   const { incremental, state: listed } = listing;
   const items = listing.items;
 
-  const writer: RepositoryWriter = repository.writer();
   const pool = new TaskPool({ limit: options.concurrency ?? 32, ...(signal ? { signal } : {}) });
   const chunks: BlobId[] = [...(checkpoint?.chunks ?? [])];
   let totalBytes = checkpoint?.totalBytes ?? 0;
