@@ -129,6 +129,22 @@ const nameKey = (name: RawName): string => Buffer.from(rawNameBytes(name)).toStr
 const isGone = (error: unknown): boolean =>
   ['ENOENT', 'ENOTDIR', 'ELOOP'].includes((error as NodeJS.ErrnoException).code ?? '');
 
+/** A source entry that disappeared (or was swapped) while the backup read it: skipped, not fatal. */
+class SourceVanished extends Error {}
+
+/**
+ * A file system call on the source tree, its "gone" failures turned into SourceVanished, so only
+ * those (never a repository error that happens to carry ENOENT) skip an entry.
+ */
+async function fromSource<T>(operation: Promise<T>): Promise<T> {
+  try {
+    return await operation;
+  } catch (error) {
+    if (isGone(error)) throw new SourceVanished('vanished', { cause: error });
+    throw error;
+  }
+}
+
 interface Counters {
   bytesTotal: number;
   filesTotal: number;
@@ -251,7 +267,7 @@ class TreeBackup {
     this.signal?.throwIfAborted();
     const { path, at } = options;
     const previous = options.parentTree ? await this.previousEntries(options.parentTree) : undefined;
-    const names = (await readdir(path, { encoding: 'buffer' })).sort(Buffer.compare);
+    const names = (await fromSource(readdir(path, { encoding: 'buffer' }))).sort(Buffer.compare);
     const entries: FileTreeEntry[] = [];
     for (const nameBytes of names) {
       const name = rawNameOf(nameBytes);
@@ -267,7 +283,7 @@ class TreeBackup {
         if (typeof entry === 'string') this.skipped.push({ path: shown, reason: entry });
         else entries.push(entry);
       } catch (error) {
-        if (!isGone(error)) throw error;
+        if (!(error instanceof SourceVanished)) throw error;
         this.skipped.push({ path: shown, reason: 'vanished during the backup' });
       }
     }
@@ -283,7 +299,7 @@ class TreeBackup {
     previous: FileTreeEntry | undefined;
   }): Promise<FileTreeEntry | string> {
     const { path, at, name, previous } = options;
-    const stats = await lstat(path, { bigint: true });
+    const stats = await fromSource(lstat(path, { bigint: true }));
     const owner = {
       name,
       uid: Number(stats.uid),
@@ -301,7 +317,11 @@ class TreeBackup {
     }
     if (stats.isSymbolicLink()) {
       this.counters.symlinks++;
-      return { ...owner, type: 'symlink', target: rawNameOf(await readlink(path, { encoding: 'buffer' })) };
+      return {
+        ...owner,
+        type: 'symlink',
+        target: rawNameOf(await fromSource(readlink(path, { encoding: 'buffer' }))),
+      };
     }
     if (!stats.isFile()) return stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : 'a device file';
     if (stats.nlink > 1n) {
@@ -381,11 +401,12 @@ class TreeBackup {
     ino: bigint,
   ): Promise<Pick<FileEntry, 'size' | 'content' | 'contentLists'>> {
     // O_NOFOLLOW and O_NONBLOCK: a file swapped for a symlink or a FIFO since lstat is not read.
-    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const handle = await fromSource(
+      open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK),
+    );
     try {
       const stats = await handle.stat({ bigint: true });
-      if (!stats.isFile() || stats.ino !== ino)
-        throw Object.assign(new Error('replaced'), { code: 'ENOENT' });
+      if (!stats.isFile() || stats.ino !== ino) throw new SourceVanished('replaced since it was listed');
       const sparse = stats.blocks * 512n < stats.size;
       return await this.readContent(handle, sparse);
     } finally {

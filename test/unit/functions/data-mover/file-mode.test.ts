@@ -7,6 +7,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import {
   chmod,
   chown,
@@ -26,7 +27,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { backupFileTree, type FileBackupProgress } from '../../../../functions/data-mover/file-backup.js';
+import {
+  backupFileTree,
+  chunkingOf,
+  type FileBackupProgress,
+  fileChunkingRecord,
+} from '../../../../functions/data-mover/file-backup.js';
 import { restoreFileTree } from '../../../../functions/data-mover/file-restore.js';
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
 import { LocalKeyWrapper } from '../../../../shared/adapters/local-key-wrapper.js';
@@ -34,7 +40,11 @@ import {
   type OpenedRepository,
   openRepository,
 } from '../../../../shared/adapters/repository/open-repository.js';
-import { type ChunkingParams, ContentChunker } from '../../../../shared/domain/content-chunker.js';
+import {
+  type ChunkingParams,
+  ContentChunker,
+  FILE_CHUNKING,
+} from '../../../../shared/domain/content-chunker.js';
 import { HostileFileTree } from '../../../../shared/domain/errors.js';
 import { encodeTreeBlob, type FileTreeEntry, fileTreeChildren } from '../../../../shared/domain/file-tree.js';
 import type { Clock } from '../../../../shared/ports/clock.js';
@@ -350,6 +360,27 @@ describe('file mode round trip', () => {
     expectSameTree(restored, current);
   });
 
+  it('skips an entry that vanishes during the walk, naming it, and backs up the rest', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'file-mode-vanish-'));
+    await writeFile(join(root, 'a-first'), 'first');
+    await writeFile(join(root, 'z-later'), 'later');
+    const result = await backupFileTree({
+      repository: repo,
+      clock,
+      root,
+      manifestId: 'vanishing',
+      chunking: CHUNKING,
+      // Listed, then deleted once the first file is done: the walk finds it gone.
+      onProgress: (p) => {
+        if (p.filesDone === 1) rmSync(join(root, 'z-later'), { force: true });
+      },
+    });
+    expect(result.skipped).toEqual([{ path: 'z-later', reason: 'vanished during the backup' }]);
+    const target = await mkdtemp(join(tmpdir(), 'file-mode-dst-'));
+    await restoreFileTree({ repository: repo, manifestId: 'vanishing', target });
+    expect(await readdir(target)).toEqual(['a-first']);
+  });
+
   it('stops when aborted', async () => {
     const controller = new AbortController();
     controller.abort();
@@ -465,6 +496,22 @@ describe('file mode restore of a hostile tree', () => {
     );
     await expect(restoreFileTree({ repository: repo, manifestId: 'evil', target })).rejects.toThrow(
       'holds 5 bytes, the entry says 50',
+    );
+  });
+});
+
+describe('file mode chunking of a repository', () => {
+  it('uses the sizes a repository records, file mode defaults when it records none', () => {
+    expect(chunkingOf(undefined)).toEqual(FILE_CHUNKING);
+    expect(chunkingOf(fileChunkingRecord)).toEqual(FILE_CHUNKING);
+    expect(
+      chunkingOf({ algorithm: 'fastcdc-gear32-nc2', minBytes: 1024, averageBytes: 4096, maxBytes: 16384 }),
+    ).toEqual({ minSize: 1024, avgSize: 4096, maxSize: 16384, normalization: 2 });
+  });
+
+  it('refuses a repository chunked by an algorithm it does not know', () => {
+    expect(() => chunkingOf({ ...fileChunkingRecord, algorithm: 'rabin-v9' })).toThrow(
+      'the repository chunks files with rabin-v9',
     );
   });
 });
