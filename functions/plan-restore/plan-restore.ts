@@ -264,6 +264,11 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
       step,
     );
   }
+  // A recipe's hook steps run in the namespaces this restore restores into, and only there.
+  if (recipe && !run.dryRun) {
+    const targets = [...namespacesNeeded.keys()].map((ns) => spec.namespaceMapping?.[ns] ?? ns).sort();
+    await deps.store.put(work.recipeNamespaces, JSON.stringify(targets), { contentType: 'application/json' });
+  }
   for (const buffer of buffers.values())
     if (buffer.items.length > 0)
       pending.push({ step: buffer.step, groupResource: buffer.groupResource, chunk: buffer.items });

@@ -183,7 +183,13 @@ export async function advancePodHooks(
       await save();
       return 'waiting';
     }
-    await runHook({ state, ctx, slot: action.slot, timeoutMs });
+    await runHook({
+      state,
+      ctx,
+      slot: action.slot,
+      timeoutMs,
+      ...(action.expired ? { expired: action.expired } : {}),
+    });
     changed = true;
     await save();
   }
@@ -194,8 +200,10 @@ async function runHook(options: {
   ctx: PodHooksContext;
   slot: HookSlot;
   timeoutMs: number;
+  /** Its wait timeout passed (onError Continue): failed so, and run all the same (Velero). */
+  expired?: { readonly kind: 'expired'; readonly message: string };
 }): Promise<void> {
-  const { state, ctx, slot, timeoutMs } = options;
+  const { state, ctx, slot, timeoutMs, expired } = options;
   const { namespace, name } = state.record;
   const time = ctx.clock.now().toISOString();
   const describe = hookDescription({ slot, namespace, pod: name });
@@ -229,13 +237,33 @@ async function runHook(options: {
     }
   }
   const failed = why !== undefined;
+  // Velero's hook tracker keeps a hook's first record: an expired hook stays failed as expired.
+  const failure =
+    expired ?? (failed ? { kind: 'execution' as const, message: `${describe} failed: ${why}` } : undefined);
+  if (expired)
+    state.outcome.log.push({
+      time,
+      level: 'error',
+      msg: expired.message,
+      fields: {
+        restore: ctx.run.name,
+        resource: 'pods',
+        namespace,
+        name,
+        hookName: slot.hook.hookName,
+        hookSource: slot.hook.source,
+        hookType: 'exec',
+        hookPhase: 'post',
+        hookContainer: slot.container,
+      },
+    });
   state.outcome.runs.push({
     container: slot.container,
     index: slot.index,
     hookName: slot.hook.hookName,
     source: slot.hook.source,
-    status: failed ? 'failed' : 'succeeded',
-    ...(failed ? { failure: { kind: 'execution' as const, message: `${describe} failed: ${why}` } } : {}),
+    status: failure ? 'failed' : 'succeeded',
+    ...(failure ? { failure } : {}),
     ...(result?.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
     ...(result ? { durationMs: result.durationMs } : {}),
   });

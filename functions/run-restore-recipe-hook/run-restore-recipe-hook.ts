@@ -1,6 +1,7 @@
 /**
  * RunRestoreRecipeHook: one hook step of a recipe's restore workflow (docs/recipes.md). Finds the
- * pods the hook selects in the namespaces restored into (waiting, up to the hook's waitTimeout,
+ * pods the hook selects in the namespaces the restore restores into, as PlanRestore listed them
+ * (waiting, up to the hook's waitTimeout,
  * for one to exist: pods of workloads restored by the step before come up after it), then runs
  * the hook's commands in each, in order, once its container runs — with the machinery of the
  * restore's exec hooks (functions/restore-hooks/pod-hooks.ts), under keys of the step's own.
@@ -12,6 +13,7 @@
  * with a result is not run again. Never fails the restore for a hook.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { z } from 'zod';
 import { restoreRequest } from '../../shared/contracts/restore-request.js';
 import {
   type PodHooksOutcome,
@@ -124,12 +126,13 @@ export async function runRestoreRecipeHook(
   };
 
   // Which pods: those the hook selects once one exists, or none once its wait is over.
+  const restoredInto = z.array(z.string()).parse((await readJson(deps.store, work.recipeNamespaces)) ?? []);
   while (!state.pods) {
-    const pods = await listPods({
-      cluster: deps.cluster,
-      namespaces: { includes: namespaces.includes.map((n) => mapping[n] ?? n) },
-      ...signal,
-    });
+    // Listed namespace by namespace: never the whole cluster's pods.
+    const pods =
+      restoredInto.length === 0
+        ? []
+        : await listPods({ cluster: deps.cluster, namespaces: { includes: restoredInto }, ...signal });
     const selected = restoreRecipeHookPods({ hook, pods: pods, namespaces, namespaceMapping: mapping });
     if (selected.length > 0) {
       state.pods = [];

@@ -5,10 +5,13 @@
  * Velero runs the same rules from a pod watch (internal/hook/wait_exec_hook_handler.go):
  * - a container's hooks run in order once it is running (ready, when one of them asks
  *   `waitForReady`); containers are independent of each other;
- * - a hook whose wait timeout passed before its container came up is not run and fails
- *   ("expired before executing"); the wait starts when the pod is created, and "came up" is when
- *   the container started (or became ready), so a hook looked at late is judged as Velero's
- *   watch would have judged it at the time;
+ * - a hook whose wait timeout passed before its container came up fails ("expired before
+ *   executing"); the wait starts when the pod is created, and "came up" is when the container
+ *   started (or became ready), so a hook looked at late is judged as Velero's watch would have
+ *   judged it at the time. With onError Fail it is not run and stops the pod; with Continue it
+ *   is still run once its container is up, its failure recorded first (Velero's hook tracker
+ *   keeps that first record), as long as the pod's watch lasts — its longest wait timeout, or
+ *   the restore's limit when a hook has none;
  * - a failed hook with onError Fail stops the pod: its remaining hooks fail as not executed
  *   (Velero cancels the pod's watch and records them so);
  * - a pod deleted, or Succeeded/Failed, before its hooks ran fails them as not executed;
@@ -23,6 +26,7 @@ import {
   type ContainerHooks,
   containerHookState,
   hookWaitExpired,
+  longestHookWaitMs,
   type PodRestoreExecHook,
 } from './restore-hooks.js';
 
@@ -41,8 +45,15 @@ export interface HookSettlement {
 }
 
 export type NextHookAction =
-  /** Run this hook now. */
-  | { readonly kind: 'run'; readonly slot: HookSlot }
+  /**
+   * Run this hook now. `expired`: its wait timeout had passed (onError Continue): it has failed
+   * so, and runs all the same.
+   */
+  | {
+      readonly kind: 'run';
+      readonly slot: HookSlot;
+      readonly expired?: { readonly kind: 'expired'; readonly message: string };
+    }
   /** These hooks fail without running. */
   | { readonly kind: 'settle'; readonly settlements: readonly HookSettlement[] }
   /** Nothing can happen until a container comes up (or a wait runs out). */
@@ -152,15 +163,18 @@ export function nextHookAction(options: {
       const why = up
         ? `its container became ${up} only after its wait timeout (${limit})`
         : `its container was not ${group.hooks.some((h) => h.waitForReady) ? 'ready' : 'running'} within its wait timeout (${limit})`;
-      return {
-        kind: 'settle',
-        settlements: [
-          {
-            slot: first,
-            failure: { kind: 'expired', message: `${describe(first)} expired before executing: ${why}` },
-          },
-        ],
+      const failure = {
+        kind: 'expired' as const,
+        message: `${describe(first)} expired before executing: ${why}`,
       };
+      // Velero (wait_exec_hook_handler.go): with onError Continue the expired hook is recorded
+      // failed and executed all the same; its container may still come up while the pod is watched.
+      if (first.hook.onError !== 'Fail') {
+        if (up) return { kind: 'run', slot: first, expired: failure };
+        const watchMs = longestHookWaitMs(options.byContainer) ?? options.restoreWaitLimitMs;
+        if (options.nowMs - options.waitStartMs <= watchMs) continue;
+      }
+      return { kind: 'settle', settlements: [{ slot: first, failure }] };
     }
     if (up) return { kind: 'run', slot: first };
     if (first.hook.waitTimeoutMs === undefined && waitedMs > options.restoreWaitLimitMs) {

@@ -110,6 +110,8 @@ export const restoreWorkKeys = (options: { name: string; runId: string }) => {
     podHooksDoneDir: `${dir}hooks/done/`,
     /** The recipe a restore follows, as decoded (inline or from its ConfigMap): ValidateRestore. */
     recipe: `${dir}recipe.json`,
+    /** The namespaces a recipe restore restores into (PlanRestore): where its hook steps look for pods. */
+    recipeNamespaces: `${dir}recipe-namespaces.json`,
     /** A recipe hook step's pods and progress (RunRestoreRecipeHook), and each pod's hooks. */
     recipeHookStep: (step: number) => `${dir}recipe-hooks/${String(step).padStart(3, '0')}/step.json`,
     recipeHookPodProgress: (step: number, namespace: string, name: string) =>

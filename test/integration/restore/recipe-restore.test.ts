@@ -215,6 +215,11 @@ describe('a restore that follows seed 002’s checkpoint recipe', () => {
       expect(readFileSync(join(tenantDir(namespace), 'workflow.log'), 'utf8')).toBe(
         'pre-workload\npost-workload\n',
       );
+      // Never in a pod of a namespace the restore does not restore into: the backed-up one has
+      // only the backup's hooks' lines.
+      expect(readFileSync(join(tenantDir(source), 'workflow.log'), 'utf8')).toBe(
+        'checkpoint\npre-backup\npost-backup\n',
+      );
       const line = (parts: string[]) => log.findIndex((l) => parts.every((p) => l.includes(p)));
       expect(
         line(['msg="stdout: ran pre-workload\\n"', 'hookSource=recipe', 'name=cpdbr-tenant']),

@@ -272,6 +272,64 @@ describe('RestoreHooks', () => {
     });
   });
 
+  it('runs an onError Continue hook whose container came up after its wait timeout, failed as expired (Velero)', async () => {
+    // Prepare: the second hook's longer wait keeps the pod watched after the first one's ran out.
+    await createdPod('slow', [
+      hooksOf('app', [
+        { script: 'echo expired', over: { waitTimeoutMs: 10_000 } },
+        { script: 'echo in-time', over: { waitTimeoutMs: 60_000 } },
+      ]),
+    ]);
+    cluster.pods.set('shop/slow', pendingPod('slow'));
+
+    // Act
+    now = T0 + 15_000;
+    const first = await restoreHooks({ run }, deps());
+    now = T0 + 30_000;
+    cluster.pods.set('shop/slow', runningPod('slow', ['app'], T0 + 20_000));
+    const second = await restoreHooks({ run }, deps());
+    const report = await hookReport({ store, run, time: iso(now) });
+
+    // Assess: Velero records the expiry as the hook's failure, then executes it all the same.
+    expect(first).toMatchObject({ pending: 1 });
+    expect(second).toEqual({ pending: 0, waitSeconds: 0, settled: 1 });
+    expect(exec.calls.map((c) => c.command.at(-1))).toEqual(['echo expired', 'echo in-time']);
+    expect(report.hookStatus).toEqual({ hooksAttempted: 2, hooksFailed: 1 });
+    expect(report.results.errors).toEqual({
+      namespaces: {
+        shop: [
+          'hook h in container app in pod shop/slow expired before executing: its container became running only after its wait timeout (10s)',
+        ],
+      },
+    });
+    const messages = report.log.map((e) => `${e.level} ${e.msg}`);
+    const expiry = messages.findIndex((m) =>
+      m.startsWith('error hook h in container app in pod shop/slow expired'),
+    );
+    expect(expiry).toBeGreaterThan(-1);
+    expect(messages.indexOf('info stdout: out of echo expired\n')).toBeGreaterThan(expiry);
+  });
+
+  it('leaves an onError Fail hook whose container came up after its wait timeout unrun, and stops the pod', async () => {
+    // Prepare
+    await createdPod('strict', [
+      hooksOf('app', [
+        { script: 'echo expired', over: { waitTimeoutMs: 10_000, onError: 'Fail' } },
+        { script: 'echo next', over: { waitTimeoutMs: 60_000 } },
+      ]),
+    ]);
+    cluster.pods.set('shop/strict', runningPod('strict', ['app'], T0 + 20_000));
+
+    // Act
+    now = T0 + 30_000;
+    await restoreHooks({ run }, deps());
+    const report = await hookReport({ store, run, time: iso(now) });
+
+    // Assess
+    expect(exec.calls).toEqual([]);
+    expect(report.hookStatus).toEqual({ hooksAttempted: 2, hooksFailed: 2 });
+  });
+
   it('starts no hook that could outlast the invocation, and the next invocation resumes after the last one run', async () => {
     // Prepare
     await createdPod('db-0', [

@@ -137,12 +137,29 @@ describe('the next step of a restored pod’s exec hooks', () => {
     },
     {
       title:
-        'fails a hook as expired when its container started only after the wait timeout, however late it is looked at',
-      hooks: [hook({ waitTimeoutMs: 10_000 })],
+        'fails an onError Fail hook as expired, unrun, when its container started only after the wait timeout, however late it is looked at',
+      hooks: [hook({ waitTimeoutMs: 10_000, onError: 'Fail' })],
       state: pod({ running: { app: { startedMs: T0 + 12_000 } } }),
       nowMs: T0 + 60_000,
       expected: { kind: 'settle' },
       settled: ['app/0:expired'],
+    },
+    {
+      title:
+        'runs an onError Continue hook whose container started only after the wait timeout, failed as expired (Velero)',
+      hooks: [hook({ waitTimeoutMs: 10_000 })],
+      state: pod({ running: { app: { startedMs: T0 + 12_000 } } }),
+      nowMs: T0 + 60_000,
+      expected: {
+        kind: 'run',
+        slot: { index: 0 },
+        expired: {
+          kind: 'expired',
+          message:
+            'hook h in container app in pod shop/db-0 expired before executing: its container became running only after its wait timeout (10s)',
+        },
+      },
+      settled: [],
     },
     {
       title: 'runs a hook whose container started within the wait timeout, however late it is looked at',
@@ -162,7 +179,7 @@ describe('the next step of a restored pod’s exec hooks', () => {
     },
     {
       title: 'judges a waitForReady hook by when the containers became ready',
-      hooks: [hook({ waitForReady: true, waitTimeoutMs: 10_000 })],
+      hooks: [hook({ waitForReady: true, waitTimeoutMs: 10_000, onError: 'Fail' })],
       state: pod({ running: { app: { startedMs: T0 + 1_000 } }, containersReadySinceMs: T0 + 20_000 }),
       nowMs: T0 + 30_000,
       expected: { kind: 'settle' },
@@ -236,9 +253,30 @@ describe('the next step of a restored pod’s exec hooks', () => {
     expect(action).toMatchObject({ kind: 'run', slot: { container: 'fast', index: 0 } });
   });
 
+  it('runs an expired onError Continue hook whose container comes up while the pod is still watched', () => {
+    // Prepare: the pod is watched as long as its longest wait timeout (Velero's maxHookWait).
+    const byContainer = [group('app', [hook({ waitTimeoutMs: 5_000 }), hook({ waitTimeoutMs: 60_000 })])];
+
+    // Act
+    const pending = decide({ byContainer, pod: pod({ phase: 'Pending' }), nowMs: T0 + 10_000 });
+    const late = decide({
+      byContainer,
+      pod: pod({ running: { app: { startedMs: T0 + 20_000 } } }),
+      nowMs: T0 + 25_000,
+    });
+    const never = decide({ byContainer, pod: pod({ phase: 'Pending' }), nowMs: T0 + 61_000 });
+
+    // Assess
+    expect(pending).toEqual({ kind: 'wait' });
+    expect(late).toMatchObject({ kind: 'run', slot: { index: 0 }, expired: { kind: 'expired' } });
+    expect(settledKinds(never)).toEqual(['app/0:expired']);
+  });
+
   it('settles only the first expired hook of a container, so a later hook is judged in its turn', () => {
     // Prepare
-    const byContainer = [group('app', [hook({ waitTimeoutMs: 5_000 }), hook({ waitTimeoutMs: 60_000 })])];
+    const byContainer = [
+      group('app', [hook({ waitTimeoutMs: 5_000, onError: 'Fail' }), hook({ waitTimeoutMs: 60_000 })]),
+    ];
 
     // Act
     const action = decide({ byContainer, pod: pod({ phase: 'Pending' }), nowMs: T0 + 10_000 });
