@@ -9,13 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { finalizedVolumes } from '../../../../functions/finalize-backup/volumes.js';
+import { volumeSettingsOf } from '../../../../functions/validate-backup/resource-policy.js';
 import {
   readVolumeProgress,
   volumeOperations,
 } from '../../../../functions/volume-operations/volume-operations.js';
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
+import { backupRequest } from '../../../../shared/contracts/backup-request.js';
 import type { BackupRun } from '../../../../shared/contracts/backup-run.js';
-import type { BlockVolumes, VolumeSettings } from '../../../../shared/contracts/backup-volumes.js';
+import type { BlockVolumes } from '../../../../shared/contracts/backup-volumes.js';
 import { LifeboatError } from '../../../../shared/domain/errors.js';
 import { backupWorkKeys } from '../../../../shared/domain/storage-keys.js';
 import type { VolumeSnapshotLook } from '../../../../shared/domain/volume-operations.js';
@@ -69,23 +71,21 @@ const ready = (content: string): VolumeSnapshotLook => ({
   restoreSize: 1024,
 });
 
-async function backupWith(names: readonly string[], options: { csiSnapshotTimeoutSeconds?: number } = {}) {
+async function backupWith(names: readonly string[], options: { csiSnapshotTimeout?: string } = {}) {
   const run = newRun();
   const store = new LocalDirectoryStore(await mkdtemp(join(tmpdir(), 'lifeboat-volume-ops-')));
   const work = backupWorkKeys(run);
   const json = (value: unknown) => JSON.stringify(value);
   await store.put(work.collected, json({ attempt, messages: 1, blocks: 1, items: 2, taskToken: 't' }));
-  const settings: VolumeSettings = {
+  // The settings ValidateBackup stores for such a request.
+  const request = backupRequest.parse({
     cluster: 'prod',
-    policy: null,
-    snapshotVolumes: null,
-    defaultVolumesToFsBackup: null,
-    snapshotMoveData: null,
-    backupLabels: {},
-    backupAnnotations: {},
-    csiSnapshotTimeoutSeconds: options.csiSnapshotTimeoutSeconds ?? 600,
-    itemOperationTimeoutSeconds: 14_400,
-  };
+    backup: {
+      metadata: { name: run.name },
+      spec: { csiSnapshotTimeout: options.csiSnapshotTimeout ?? '10m' },
+    },
+  });
+  const settings = volumeSettingsOf(request, undefined);
   await store.put(work.volumeSettings, json(settings));
   const block: BlockVolumes = {
     claims: names.map((n) => ({ namespace: 'app', name: n, volumeName: `pv-${n}` })),
@@ -153,7 +153,7 @@ describe('CSI VolumeSnapshots removed once the backup has recorded them', () => 
   });
 
   it('leaves a refused removal and a never-bound VolumeSnapshot in place, as warnings of the backup', async () => {
-    const { store, run } = await backupWith(['refused', 'late'], { csiSnapshotTimeoutSeconds: 1 });
+    const { store, run } = await backupWith(['refused', 'late'], { csiSnapshotTimeout: '1s' });
     const csi = new FakeCsi();
     csi.looks.set('vs-refused', ready('vsc-refused'));
     csi.refused.add('vs-refused');
