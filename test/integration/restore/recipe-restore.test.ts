@@ -92,6 +92,7 @@ describe('a restore that follows seed 002’s checkpoint recipe', () => {
     namespace: string;
     recipe: Record<string, unknown>;
     history?: ExecutionEvent[];
+    dryRun?: boolean;
   }): Promise<{ ok: true; output: JsonValue } | { ok: false; error: string; cause: string }> {
     try {
       const output = await runLocalRestore(
@@ -99,7 +100,12 @@ describe('a restore that follows seed 002’s checkpoint recipe', () => {
           cluster: 'target',
           restore: {
             metadata: { name: options.name, namespace: options.namespace },
-            spec: { backupName, namespaceMapping: { [source]: options.namespace }, recipe: options.recipe },
+            spec: {
+              backupName,
+              namespaceMapping: { [source]: options.namespace },
+              recipe: options.recipe,
+              ...(options.dryRun ? { dryRun: true } : {}),
+            },
           },
         },
         {
@@ -259,6 +265,40 @@ describe('a restore that follows seed 002’s checkpoint recipe', () => {
       expect(deployment).toBeGreaterThan(settings);
     });
   });
+
+  it('shows in a dry run which step restores each item, and what no step restores', async () => {
+    const namespace = uniqueName('rcpd-dry');
+    const result = await restore({
+      name: uniqueName('rcpd-dry'),
+      namespace,
+      recipe: { inline: checkpointRecipe() as unknown as Record<string, unknown> },
+      dryRun: true,
+    });
+    if (!result.ok) throw new Error(`dry run failed: ${result.error}: ${result.cause}`);
+    const plan = result.output as {
+      phases: unknown[];
+      recipe: { steps: { index: number; kind: string; items: number }[]; notInRecipe: number };
+      preview: { phase: string; item: string; recipeStep?: number }[];
+    };
+    const stepOf = (phase: string, item: string) =>
+      plan.preview.find((p) => p.phase === phase && p.item === item)?.recipeStep;
+    expect(plan.phases).toEqual([]);
+    expect(plan.recipe.steps.map((s) => `${s.index}:${s.kind}`)).toEqual([
+      '0:group',
+      '1:group',
+      '2:hook',
+      '3:group',
+      '4:hook',
+      '5:group',
+    ]);
+    expect(stepOf('namespaces', namespace)).toBe(0);
+    expect(stepOf('persistentvolumeclaims', `${namespace}/data`)).toBe(0);
+    expect(stepOf('configmaps', `${namespace}/settings`)).toBe(1);
+    expect(stepOf('deployments.apps', `${namespace}/web`)).toBe(3);
+    expect(plan.preview.filter((p) => p.phase === 'pods')).toEqual([]);
+    // The pods (the tenant and the Deployment's) are backed up, and no restore group takes them.
+    expect(plan.recipe.notInRecipe).toBeGreaterThanOrEqual(2);
+  }, 120_000);
 
   it('stops the workflow at a hook that fails with onError Fail, and ends PartiallyFailed', async () => {
     const name = uniqueName('rcpd-stopped');
