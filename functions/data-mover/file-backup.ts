@@ -12,31 +12,16 @@
  * are flushed.
  */
 import { constants } from 'node:fs';
-import { type FileHandle, lstat, open, readdir, readlink } from 'node:fs/promises';
-import type { FileChunking } from '../../shared/contracts/repository.js';
-import {
-  type ChunkingParams,
-  ContentChunker,
-  FILE_CHUNKING,
-  FILE_CHUNKING_ALGORITHM,
-} from '../../shared/domain/content-chunker.js';
+import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import { type ChunkingParams, FILE_CHUNKING } from '../../shared/domain/content-chunker.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { zeroBlockRuns } from '../../shared/domain/file-holes.js';
 import {
-  CONTENT_LIST_FORMAT,
-  CONTENT_LIST_PIECES,
-  type ContentPiece,
   type DirectoryAttributes,
-  encodeContentList,
   encodeTreeBlob,
   type FileEntry,
   type FileTreeEntry,
-  INLINE_PIECES,
-  parseFileTreeBlob,
   type RawName,
-  rawNameBytes,
   rawNameOf,
-  TREE_FORMAT,
   treePages,
 } from '../../shared/domain/file-tree.js';
 import type { Clock } from '../../shared/ports/clock.js';
@@ -46,11 +31,11 @@ import type {
   RepositoryWriter,
   SnapshotManifest,
 } from '../../shared/ports/repository.js';
+import { FILE_READ_BYTES, storeFileContent } from './file-content.js';
+import { nameKey, ParentSnapshot } from './file-parent.js';
+import { childPath, fromSource, measureTree, SourceVanished } from './file-source.js';
 
-/** Bytes read from a file at once; a multiple of any file system's block size. */
-const READ_BYTES = 1024 * 1024;
-/** Hole granularity: the page and ext4/xfs block size. */
-const HOLE_BLOCK_BYTES = 4096;
+export { chunkingOf, fileChunkingRecord } from './file-content.js';
 
 export interface FileBackupProgress {
   readonly bytesDone: number;
@@ -97,54 +82,6 @@ export interface FileBackupResult {
   readonly skipped: readonly SkippedEntry[];
 }
 
-/** The chunking a repository records (its format object), to create one with file mode's defaults. */
-export const fileChunkingRecord: FileChunking = {
-  algorithm: FILE_CHUNKING_ALGORITHM,
-  minBytes: FILE_CHUNKING.minSize,
-  averageBytes: FILE_CHUNKING.avgSize,
-  maxBytes: FILE_CHUNKING.maxSize,
-};
-
-/**
- * The chunking to use with a repository: the one it records, so every writer cuts alike and
- * chunks deduplicate; file mode's defaults for a repository that records none.
- */
-export function chunkingOf(recorded: FileChunking | undefined): ChunkingParams {
-  if (!recorded) return FILE_CHUNKING;
-  if (recorded.algorithm !== FILE_CHUNKING_ALGORITHM)
-    throw new LifeboatError(
-      `the repository chunks files with ${recorded.algorithm}; this data mover knows only ${FILE_CHUNKING_ALGORITHM}`,
-    );
-  return {
-    minSize: recorded.minBytes,
-    avgSize: recorded.averageBytes,
-    maxSize: recorded.maxBytes,
-    normalization: FILE_CHUNKING.normalization,
-  };
-}
-
-const SLASH = Buffer.from('/');
-const childPath = (dir: Buffer, name: Buffer): Buffer => Buffer.concat([dir, SLASH, name]);
-const nameKey = (name: RawName): string => Buffer.from(rawNameBytes(name)).toString('latin1');
-const isGone = (error: unknown): boolean =>
-  ['ENOENT', 'ENOTDIR', 'ELOOP'].includes((error as NodeJS.ErrnoException).code ?? '');
-
-/** A source entry that disappeared (or was swapped) while the backup read it: skipped, not fatal. */
-class SourceVanished extends Error {}
-
-/**
- * A file system call on the source tree, its "gone" failures turned into SourceVanished, so only
- * those (never a repository error that happens to carry ENOENT) skip an entry.
- */
-async function fromSource<T>(operation: Promise<T>): Promise<T> {
-  try {
-    return await operation;
-  } catch (error) {
-    if (isGone(error)) throw new SourceVanished('vanished', { cause: error });
-    throw error;
-  }
-}
-
 interface Counters {
   bytesTotal: number;
   filesTotal: number;
@@ -159,42 +96,6 @@ interface Counters {
   filesUnchanged: number;
   chunks: number;
   chunksDeduplicated: number;
-}
-
-/** Sizes and counts of the regular files under a directory, for the progress total. */
-async function measureTree(options: {
-  dir: Buffer;
-  counters: Counters;
-  /** Multiply-linked files seen, counted once as the backup stores them once. */
-  linked: Set<string>;
-  signal?: AbortSignal;
-}): Promise<void> {
-  const { dir, counters, linked, signal } = options;
-  signal?.throwIfAborted();
-  let names: Buffer[];
-  try {
-    names = await readdir(dir, { encoding: 'buffer' });
-  } catch (error) {
-    if (isGone(error)) return;
-    throw error;
-  }
-  for (const name of names) {
-    const path = childPath(dir, name);
-    const stats = await lstat(path).catch((error: unknown) => {
-      if (isGone(error)) return undefined;
-      throw error;
-    });
-    if (stats?.isDirectory()) await measureTree({ ...options, dir: path });
-    else if (stats?.isFile()) {
-      if (stats.nlink > 1) {
-        const key = `${stats.dev}:${stats.ino}`;
-        if (linked.has(key)) continue;
-        linked.add(key);
-      }
-      counters.bytesTotal += stats.size;
-      counters.filesTotal++;
-    }
-  }
 }
 
 class TreeBackup {
@@ -216,12 +117,22 @@ class TreeBackup {
   readonly skipped: SkippedEntry[] = [];
   /** First path of each multiply-linked file, by device and inode. */
   private readonly linked = new Map<string, readonly RawName[]>();
-  private readonly buffer = new Uint8Array(READ_BYTES);
+  private readonly buffer = new Uint8Array(FILE_READ_BYTES);
+
+  private readonly parent: ParentSnapshot | undefined;
 
   constructor(
     private readonly options: FileBackupOptions,
     private readonly writer: RepositoryWriter,
-  ) {}
+  ) {
+    this.parent = options.parent
+      ? new ParentSnapshot({
+          repository: options.repository,
+          writer,
+          ...(options.signal ? { signal: options.signal } : {}),
+        })
+      : undefined;
+  }
 
   get figures(): Counters {
     return this.counters;
@@ -247,12 +158,9 @@ class TreeBackup {
   }
 
   async measure(root: Buffer): Promise<void> {
-    await measureTree({
-      dir: root,
-      counters: this.counters,
-      linked: new Set(),
-      ...(this.signal ? { signal: this.signal } : {}),
-    });
+    const total = await measureTree(root, this.signal);
+    this.counters.bytesTotal = total.bytes;
+    this.counters.filesTotal = total.files;
     this.progress();
   }
 
@@ -266,7 +174,7 @@ class TreeBackup {
   }): Promise<BlobId> {
     this.signal?.throwIfAborted();
     const { path, at } = options;
-    const previous = options.parentTree ? await this.previousEntries(options.parentTree) : undefined;
+    const previous = options.parentTree ? await this.parent?.entries(options.parentTree) : undefined;
     const names = (await fromSource(readdir(path, { encoding: 'buffer' }))).sort(Buffer.compare);
     const entries: FileTreeEntry[] = [];
     for (const nameBytes of names) {
@@ -339,7 +247,7 @@ class TreeBackup {
       previous.size === Number(stats.size) &&
       previous.mtimeNs === owner.mtimeNs &&
       previous.ctimeNs === ctimeNs &&
-      (await this.stillStored(previous));
+      (await this.parent?.stillStored(previous)) === true;
     const content = unchanged ? this.reused(previous) : await this.fileContent(path, stats.ino);
     this.counters.files++;
     this.counters.filesDone++;
@@ -359,40 +267,8 @@ class TreeBackup {
     };
   }
 
-  /**
-   * Whether every blob of a parent's file entry is still in the repository as this writer sees
-   * it (its lease then protects them from garbage collection), so the entry can be reused.
-   */
-  private async stillStored(entry: FileEntry): Promise<boolean> {
-    const lists = entry.contentLists ?? [];
-    if (!lists.every((id) => this.writer.has(id))) return false;
-    for (const list of lists) {
-      const parsed = parseFileTreeBlob(
-        await this.options.repository.getBlob(list, this.signalOption()),
-        list,
-      );
-      if (parsed.format !== CONTENT_LIST_FORMAT) return false;
-      if (!parsed.pieces.every((p) => this.writer.has(p[2]))) return false;
-    }
-    return (entry.content ?? []).every((p) => this.writer.has(p[2]));
-  }
-
   private signalOption(): { signal?: AbortSignal } {
     return this.signal ? { signal: this.signal } : {};
-  }
-
-  /** The parent snapshot's entries of the same directory, by name. */
-  private async previousEntries(tree: BlobId): Promise<Map<string, FileTreeEntry>> {
-    const byName = new Map<string, FileTreeEntry>();
-    const pages: BlobId[] = [tree];
-    for (let i = 0; i < pages.length; i++) {
-      const id = pages[i] as BlobId;
-      const page = parseFileTreeBlob(await this.options.repository.getBlob(id, this.signalOption()), id);
-      if (page.format !== TREE_FORMAT) throw new LifeboatError(`parent tree blob ${id} is not a tree`);
-      if (i === 0) pages.push(...(page.more ?? []));
-      for (const entry of page.entries) byName.set(nameKey(entry.name), entry);
-    }
-    return byName;
   }
 
   /** Reads and chunks one regular file; holes of a sparse file are left out of the pieces. */
@@ -407,62 +283,27 @@ class TreeBackup {
     try {
       const stats = await handle.stat({ bigint: true });
       if (!stats.isFile() || stats.ino !== ino) throw new SourceVanished('replaced since it was listed');
-      const sparse = stats.blocks * 512n < stats.size;
-      return await this.readContent(handle, sparse);
+      return await storeFileContent({
+        handle,
+        // Fewer blocks allocated than the size: the file has holes worth finding.
+        sparse: stats.blocks * 512n < stats.size,
+        writer: this.writer,
+        chunking: this.options.chunking ?? FILE_CHUNKING,
+        buffer: this.buffer,
+        ...this.signalOption(),
+        onRead: (bytes) => {
+          this.counters.bytesRead += bytes;
+          this.counters.bytesDone += bytes;
+          this.progress();
+        },
+        onChunk: (write) => {
+          this.counters.chunks++;
+          if (!write.stored) this.counters.chunksDeduplicated++;
+        },
+      });
     } finally {
       await handle.close();
     }
-  }
-
-  private async readContent(
-    handle: FileHandle,
-    sparse: boolean,
-  ): Promise<Pick<FileEntry, 'size' | 'content' | 'contentLists'>> {
-    const chunker = new ContentChunker(this.options.chunking ?? FILE_CHUNKING);
-    const pieces: ContentPiece[] = [];
-    const lists: BlobId[] = [];
-    let offset = 0;
-    /** Where the next chunk starts in the file; undefined while in a hole. */
-    let chunkAt: number | undefined;
-    const emit = async (chunk: Uint8Array): Promise<void> => {
-      const write = await this.writer.putBlob(chunk, this.signalOption());
-      this.counters.chunks++;
-      if (!write.stored) this.counters.chunksDeduplicated++;
-      pieces.push([chunkAt as number, chunk.length, write.id]);
-      chunkAt = (chunkAt as number) + chunk.length;
-      if (pieces.length === CONTENT_LIST_PIECES)
-        lists.push(await this.put(encodeContentList(pieces.splice(0))));
-    };
-    const feed = async (data: Uint8Array, at: number): Promise<void> => {
-      chunkAt ??= at;
-      for (const chunk of chunker.push(data)) await emit(chunk);
-    };
-    const endRegion = async (): Promise<void> => {
-      const last = chunker.finish();
-      if (last) await emit(last);
-      chunkAt = undefined;
-    };
-    for (;;) {
-      this.signal?.throwIfAborted();
-      const { bytesRead } = await handle.read(this.buffer, 0, READ_BYTES, offset);
-      if (bytesRead === 0) break;
-      const data = this.buffer.subarray(0, bytesRead);
-      if (!sparse) await feed(data, offset);
-      else {
-        for (const run of zeroBlockRuns(data, HOLE_BLOCK_BYTES)) {
-          if (run.hole) await endRegion();
-          else await feed(data.subarray(run.start, run.end), offset + run.start);
-        }
-      }
-      offset += bytesRead;
-      this.counters.bytesRead += bytesRead;
-      this.counters.bytesDone += bytesRead;
-      this.progress();
-    }
-    await endRegion();
-    if (lists.length === 0 && pieces.length <= INLINE_PIECES) return { size: offset, content: pieces };
-    if (pieces.length > 0) lists.push(await this.put(encodeContentList(pieces)));
-    return { size: offset, contentLists: lists };
   }
 
   /** Writes a directory's entries as tree blobs: later pages first, the first one naming them. */

@@ -1,0 +1,61 @@
+/**
+ * File mode incrementals: the parent snapshot's entries, directory by directory, so a file whose
+ * size, mtime and ctime are unchanged takes its pieces from there unread. Reuse is safe only for
+ * blobs the current writer sees stored (its lease then keeps garbage collection off them).
+ */
+import { LifeboatError } from '../../shared/domain/errors.js';
+import {
+  CONTENT_LIST_FORMAT,
+  type FileEntry,
+  type FileTreeEntry,
+  parseFileTreeBlob,
+  type RawName,
+  rawNameBytes,
+  TREE_FORMAT,
+} from '../../shared/domain/file-tree.js';
+import type { BlobId, Repository, RepositoryWriter } from '../../shared/ports/repository.js';
+
+/** A name as a map key: its bytes, one char each. */
+export const nameKey = (name: RawName): string => Buffer.from(rawNameBytes(name)).toString('latin1');
+
+export class ParentSnapshot {
+  constructor(
+    private readonly options: {
+      repository: Pick<Repository, 'getBlob'>;
+      writer: RepositoryWriter;
+      signal?: AbortSignal;
+    },
+  ) {}
+
+  private async blob(id: BlobId): Promise<Uint8Array> {
+    const { signal } = this.options;
+    return this.options.repository.getBlob(id, signal ? { signal } : {});
+  }
+
+  /** A directory's entries in the parent (all its pages), by name key. */
+  async entries(tree: BlobId): Promise<Map<string, FileTreeEntry>> {
+    const byName = new Map<string, FileTreeEntry>();
+    const pages: BlobId[] = [tree];
+    for (let i = 0; i < pages.length; i++) {
+      const id = pages[i] as BlobId;
+      const page = parseFileTreeBlob(await this.blob(id), id);
+      if (page.format !== TREE_FORMAT) throw new LifeboatError(`parent tree blob ${id} is not a tree`);
+      if (i === 0) pages.push(...(page.more ?? []));
+      for (const entry of page.entries) byName.set(nameKey(entry.name), entry);
+    }
+    return byName;
+  }
+
+  /** Whether every blob of a parent's file entry is still stored as the writer sees it. */
+  async stillStored(entry: FileEntry): Promise<boolean> {
+    const { writer } = this.options;
+    const lists = entry.contentLists ?? [];
+    if (!lists.every((id) => writer.has(id))) return false;
+    for (const list of lists) {
+      const parsed = parseFileTreeBlob(await this.blob(list), list);
+      if (parsed.format !== CONTENT_LIST_FORMAT) return false;
+      if (!parsed.pieces.every((p) => writer.has(p[2]))) return false;
+    }
+    return (entry.content ?? []).every((p) => writer.has(p[2]));
+  }
+}
