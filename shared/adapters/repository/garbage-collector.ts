@@ -15,9 +15,10 @@ import { locationsOf } from '../../domain/repository-index.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
 import type { BlobId, GcReport, SnapshotManifest } from '../../ports/repository.js';
 import { mapBounded } from './bounded.js';
+import { readJson } from './json-object.js';
 import { MaintenanceLockHandle } from './maintenance-lock.js';
 import { readPackHeader } from './pack-io.js';
-import { type RepositorySession, readCondemnedRecords, readJson } from './repository-session.js';
+import { type RepositorySession, readCondemnedRecords } from './repository-session.js';
 
 /**
  * File mode's tree format, owned by file mode (shared/domain/file-tree.ts, fileTreeChildren): the

@@ -10,7 +10,7 @@ import { AlreadyExists, RepositoryBusy } from '../../domain/errors.js';
 import { repositoryKeys } from '../../domain/storage-keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import { readJson } from './repository-session.js';
+import { readJson } from './json-object.js';
 
 export class MaintenanceLockHandle {
   readonly owner = randomBytes(16).toString('hex');

@@ -61,6 +61,7 @@ export class PackWriter implements RepositoryWriter {
       await this.lease.acquire(signal);
       await this.session.refresh(signal);
       await this.session.index.recover({ skip: this.session.condemnedPacks(), signal });
+      await this.session.compactIfScattered(signal);
       this.ready = true;
     })();
     return this.started;

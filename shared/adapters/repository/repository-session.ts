@@ -4,28 +4,17 @@
  * never recovered, still readable until they are deleted).
  */
 import { type CondemnedRecord, condemnedRecordSchema } from '../../contracts/repository.js';
-import { RepositoryObjectCorrupt } from '../../domain/errors.js';
 import { repositoryKeys } from '../../domain/storage-keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { mapBounded } from './bounded.js';
+import { readJson } from './json-object.js';
+import { MaintenanceLockHandle } from './maintenance-lock.js';
 import type { RepositoryCrypto } from './repository-crypto.js';
 import { RepositoryIndex } from './repository-index.js';
 
-export async function readJson<T>(options: {
-  store: ObjectStore;
-  key: string;
-  parse: (value: unknown) => T;
-  signal?: AbortSignal;
-}): Promise<T | undefined> {
-  const bytes = await options.store.get(options.key, { signal: options.signal });
-  if (!bytes) return undefined;
-  try {
-    return options.parse(JSON.parse(Buffer.from(bytes).toString('utf8')));
-  } catch (error) {
-    throw new RepositoryObjectCorrupt(options.key, 'not the expected JSON', { cause: error });
-  }
-}
+/** More index objects than this, and a writer's start merges them into one. */
+export const COMPACT_AT_INDEX_OBJECTS = 32;
 
 export async function readCondemnedRecords(options: {
   store: ObjectStore;
@@ -62,6 +51,27 @@ export class RepositorySession {
     const records = await readCondemnedRecords({ store: this.store, signal });
     this.condemned = new Set(records.flatMap((r) => r.record.packs.map((p) => p.id)));
     await this.index.refresh(signal);
+  }
+
+  /**
+   * Merges the index objects into one when there are many (each writer adds one per flush), so
+   * opening stays a few GETs; skipped while a collector holds the maintenance lock.
+   */
+  async compactIfScattered(signal?: AbortSignal): Promise<void> {
+    if (this.index.indexKeys().length <= COMPACT_AT_INDEX_OBJECTS) return;
+    const lock = new MaintenanceLockHandle({
+      store: this.store,
+      clock: this.clock,
+      ttlMs: 10 * 60_000,
+      skewMs: 2 * 60_000,
+      purpose: 'index compaction',
+    });
+    if (!(await lock.acquire({ signal, tryOnly: true }))) return;
+    try {
+      await this.index.compact({ signal });
+    } finally {
+      await lock.release(signal).catch(() => undefined);
+    }
   }
 
   condemnedPacks(): ReadonlySet<string> {

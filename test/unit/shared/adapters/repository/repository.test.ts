@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalKeyWrapper } from '../../../../../shared/adapters/local-key-wrapper.js';
 import { openRepository } from '../../../../../shared/adapters/repository/open-repository.js';
+import { COMPACT_AT_INDEX_OBJECTS } from '../../../../../shared/adapters/repository/repository-session.js';
 import {
   BlobCorrupt,
   BlobMissing,
@@ -15,6 +16,7 @@ import type { Repository } from '../../../../../shared/ports/repository.js';
 import {
   blockManifest,
   blockMapBytes,
+  digest,
   KiB,
   localKey as key,
   RecordingStore,
@@ -41,7 +43,7 @@ describe('the pack repository over a local directory', () => {
 
     const reopened = await openRepository({ store, keys: key() });
     for (const [i, b] of blobs.entries())
-      expect(Buffer.from(await reopened.getBlob(writes[i]?.id ?? ''))).toEqual(Buffer.from(b));
+      expect(digest(await reopened.getBlob(writes[i]?.id ?? ''))).toBe(digest(b));
     // Compressible blobs are stored smaller; random ones are stored as they are (plus the seal).
     expect(writes[1]?.storedBytes).toBeLessThan(KiB);
     expect(writes[0]?.storedBytes).toBe(16 * KiB + 28);
@@ -206,5 +208,29 @@ describe('writer sessions', () => {
     await expect(repo.writer().putBlob(new Uint8Array(4 * KiB + 1))).rejects.toThrow(
       /larger than the repository's limit/,
     );
+  });
+});
+
+describe('index objects', () => {
+  it('are merged into one by a writer that finds many, and every blob stays found', async () => {
+    const { store } = await tempStore();
+    const repo = await openRepository({ store, keys: key() });
+    const ids: string[] = [];
+    for (let i = 0; i < COMPACT_AT_INDEX_OBJECTS + 1; i++) {
+      const writer = repo.writer();
+      ids.push((await writer.putBlob(Buffer.from(`blob ${i}`))).id);
+      await writer.flush();
+      await writer.close();
+    }
+    expect(await store.list(repositoryKeys.indexDir)).toHaveLength(COMPACT_AT_INDEX_OBJECTS + 1);
+
+    const next = (await openRepository({ store, keys: key() })).writer();
+    await next.flush();
+    await next.close();
+
+    expect(await store.list(repositoryKeys.indexDir)).toHaveLength(1);
+    const reader = await openRepository({ store, keys: key() });
+    for (const [i, id] of ids.entries())
+      expect(Buffer.from(await reader.getBlob(id)).toString()).toBe(`blob ${i}`);
   });
 });

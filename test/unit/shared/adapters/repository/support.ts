@@ -1,4 +1,5 @@
 /** Shared by the repository adapter tests: a real local store in a temp dir, seen through a recorder. */
+import { createHash } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,3 +90,6 @@ export function blockManifest(id: string, blockMapId: string): SnapshotManifest 
 /** The bytes of a block-map blob for these blocks. */
 export const blockMapBytes = (ids: readonly string[]): Uint8Array =>
   Buffer.from(JSON.stringify(ids.map((id, i) => [i, id])));
+
+/** Compares blobs by SHA-256: a deep equality of large byte arrays is slow. */
+export const digest = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
