@@ -6,7 +6,9 @@ created from a snapshot holds its blocks, an EC2 CreateSnapshot of that volume h
 StartSnapshot with a parent starts from the parent's. Here a volume carries the block map of the
 snapshot it was created from (moto has no way to write to a volume, so its data never changes), and
 every EC2 snapshot gets an EBS direct entry with its volume's blocks. Blocks are immutable and shared
-between maps by reference, as AWS shares unchanged blocks between snapshots.
+between maps by reference, as AWS shares unchanged blocks between snapshots. Each entry also has a
+lineage (a StartSnapshot chain, or a volume and the snapshot it came from): ListChangedBlocks
+compares only snapshots of one lineage, as AWS does.
 
 Never changes what Lifeboat's code expects: only moto's answers are brought closer to AWS's.
 """
@@ -68,12 +70,20 @@ def _blocks_of(account_id: str, region: str, snapshot_id: str | None) -> dict[in
     return entry.blocks if entry is not None else {}
 
 
-def _register(ec2_backend: Any, snapshot: Any, blocks: dict[int, Any]) -> None:
+def _lineage_of(account_id: str, region: str, snapshot_id: str | None) -> str | None:
+    if not snapshot_id:
+        return None
+    entry = _ebs_backend(account_id, region).snapshots.get(snapshot_id)
+    return getattr(entry, "lineage", None) if entry is not None else None
+
+
+def _register(ec2_backend: Any, snapshot: Any, blocks: dict[int, Any], lineage: str) -> None:
     """An EBS direct entry for an EC2 snapshot, completed as moto completes EC2 snapshots at once."""
     entry = ebs_models.EBSSnapshot(account_id=ec2_backend.account_id, snapshot=snapshot)
     entry.status = "completed"
     entry.blocks = dict(blocks)
     entry.written = set()
+    entry.lineage = lineage
     _ebs_backend(ec2_backend.account_id, ec2_backend.region_name).snapshots[snapshot.id] = entry
 
 
@@ -87,16 +97,20 @@ def _patch_ec2() -> None:
     def create_volume(self: Any, *args: Any, **kwargs: Any) -> Any:
         volume = original_create_volume(self, *args, **kwargs)
         volume.ebs_blocks = dict(_blocks_of(self.account_id, self.region_name, volume.snapshot_id))
+        # AWS: snapshots of a volume made from a snapshot are incremental to it (one lineage).
+        volume.ebs_lineage = _lineage_of(self.account_id, self.region_name, volume.snapshot_id) or volume.id
         return volume
 
     def create_snapshot(self: Any, *args: Any, **kwargs: Any) -> Any:
         snapshot = original_create_snapshot(self, *args, **kwargs)
-        _register(self, snapshot, getattr(snapshot.volume, "ebs_blocks", {}))
+        volume = snapshot.volume
+        _register(self, snapshot, getattr(volume, "ebs_blocks", {}), getattr(volume, "ebs_lineage", volume.id))
         return snapshot
 
     def copy_snapshot(self: Any, source_snapshot_id: str, source_region: str, *args: Any, **kwargs: Any) -> Any:
         snapshot = original_copy_snapshot(self, source_snapshot_id, source_region, *args, **kwargs)
-        _register(self, snapshot, _blocks_of(self.account_id, source_region, source_snapshot_id))
+        lineage = _lineage_of(self.account_id, source_region, source_snapshot_id) or snapshot.id
+        _register(self, snapshot, _blocks_of(self.account_id, source_region, source_snapshot_id), lineage)
         return snapshot
 
     def delete_snapshot(self: Any, snapshot_id: str) -> Any:
@@ -190,6 +204,7 @@ def _patch_backend() -> None:
         entry.blocks = dict(parent.blocks) if parent is not None else {}
         entry.written = set()
         entry.parent_snapshot_id = parent_snapshot_id
+        entry.lineage = getattr(parent, "lineage", parent.snapshot_id) if parent is not None else entry.snapshot_id
         entry.kms_key_arn = ec2_snapshot.kms_key_id if ec2_snapshot.encrypted else None
         if client_token:
             tokens[client_token] = (request, entry.snapshot_id)
@@ -255,7 +270,11 @@ def _patch_backend() -> None:
         # Fix (c): blocks in either snapshot (moto iterated only the first), ascending; without a
         # first snapshot, every block of the second.
         second = snapshot_entry(self, second_snapshot_id)
-        first_blocks = snapshot_entry(self, first_snapshot_id).blocks if first_snapshot_id else {}
+        first = snapshot_entry(self, first_snapshot_id) if first_snapshot_id else None
+        if first is not None and getattr(first, "lineage", None) != getattr(second, "lineage", None):
+            # AWS compares only snapshots of one lineage: a volume's, its source snapshot's, parents'.
+            raise ValidationException("The snapshots are not of the same lineage.", "UNRELATED_SNAPSHOTS")
+        first_blocks = first.blocks if first is not None else {}
         changed = []
         for index in sorted(set(first_blocks) | set(second.blocks)):
             a, b = first_blocks.get(index), second.blocks.get(index)

@@ -342,7 +342,7 @@ describe('block mode: EBS snapshot → repository → EBS snapshot', () => {
     expect(first.reads).toBeGreaterThanOrEqual(150);
   }, 300_000);
 
-  it('reads everything when the parent’s snapshot is gone and EBS cannot compare', async () => {
+  it('reads everything when EBS cannot compare against the parent’s snapshot: deleted, or of another volume', async () => {
     const image2 = new Map([[5, randomBytes(BLOCK)]]);
     const gone = await writeSnapshot(source, image2);
     const parentId = uniqueName('pvc-data-gone');
@@ -360,5 +360,17 @@ describe('block mode: EBS snapshot → repository → EBS snapshot', () => {
     expect(result.incremental).toBe(false);
     expect(result.manifest.parent).toBeUndefined();
     expect(counting.reads).toBe(2);
+
+    // A parent manifest of another volume's snapshot: EBS refuses to compare, everything is read.
+    const unrelated = await backupBlocks({
+      blocks: new CountingBlocks(source),
+      repository,
+      snapshotId: pv.snapshotId,
+      manifestId: uniqueName('pvc-data-unrelated'),
+      parentManifestId: result.manifest.id,
+    });
+    expect(unrelated.incremental).toBe(false);
+    expect(unrelated.run.blocksRead).toBe(DATA_BLOCKS);
+    expect(unrelated.manifest.blockMap).toEqual(fullChunks);
   }, 120_000);
 });

@@ -221,7 +221,8 @@ describe('EBS direct APIs in the emulator, as AWS answers them', () => {
   it('pages both listings with MaxResults and NextToken, and starts at StartingBlockIndex', async () => {
     const zero = new Uint8Array(BLOCK);
     const blocks = new Map(Array.from({ length: 230 }, (_, i) => [i * 2, zero] as const));
-    const id = await seeded(blocks);
+    const empty = await seeded(new Map());
+    const id = await seeded(blocks, { parent: empty });
     const seen: number[] = [];
     let pages = 0;
     let NextToken: string | undefined;
@@ -239,13 +240,32 @@ describe('EBS direct APIs in the emulator, as AWS answers them', () => {
     expect(from.Blocks?.map((b) => b.BlockIndex)).toEqual([...blocks.keys()].filter((i) => i >= 401));
     const changed = await ebs().send(
       new ListChangedBlocksCommand({
+        FirstSnapshotId: empty,
         SecondSnapshotId: id,
-        FirstSnapshotId: await seeded(new Map()),
         MaxResults: 100,
       }),
     );
     expect(changed.ChangedBlocks).toHaveLength(100);
     expect(changed.NextToken).toBeTruthy();
+  });
+
+  it('compares only snapshots of one lineage: a volume, its source snapshot, their parents', async () => {
+    const seed = await seeded(new Map([[1, randomBytes(BLOCK)]]));
+    const volume = await ec2().send(
+      new CreateVolumeCommand({ SnapshotId: seed, AvailabilityZone: 'us-east-1a' }),
+    );
+    const ofVolume = (await ec2().send(new CreateSnapshotCommand({ VolumeId: volume.VolumeId }))).SnapshotId;
+    const child = await seeded(new Map([[2, randomBytes(BLOCK)]]), { parent: ofVolume ?? '' });
+    const related = await ebs().send(
+      new ListChangedBlocksCommand({ FirstSnapshotId: seed, SecondSnapshotId: child }),
+    );
+    expect(related.ChangedBlocks?.map((c) => c.BlockIndex)).toEqual([2]);
+    const other = await seeded(new Map([[1, randomBytes(BLOCK)]]));
+    expect(
+      await errorOf(
+        ebs().send(new ListChangedBlocksCommand({ FirstSnapshotId: other, SecondSnapshotId: child })),
+      ),
+    ).toEqual({ name: 'ValidationException', reason: 'UNRELATED_SNAPSHOTS', status: 400 });
   });
 
   it('answers errors as AWS does: a block without data, an unknown snapshot', async () => {
