@@ -232,14 +232,11 @@ class TreeBackup {
       };
     }
     if (!stats.isFile()) return stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : 'a device file';
-    if (stats.nlink > 1n) {
-      const key = `${stats.dev}:${stats.ino}`;
-      const first = this.linked.get(key);
-      if (first) {
-        this.counters.hardLinks++;
-        return { name, type: 'hardlink', linkTo: first };
-      }
-      this.linked.set(key, at);
+    const inode = stats.nlink > 1n ? `${stats.dev}:${stats.ino}` : undefined;
+    const first = inode ? this.linked.get(inode) : undefined;
+    if (first) {
+      this.counters.hardLinks++;
+      return { name, type: 'hardlink', linkTo: first };
     }
     const ctimeNs = stats.ctimeNs.toString();
     const unchanged =
@@ -249,6 +246,8 @@ class TreeBackup {
       previous.ctimeNs === ctimeNs &&
       (await this.parent?.stillStored(previous)) === true;
     const content = unchanged ? this.reused(previous) : await this.fileContent(path, stats.ino);
+    // Only a file backed up can be linked to: one that vanished while read is not restored.
+    if (inode) this.linked.set(inode, at);
     this.counters.files++;
     this.counters.filesDone++;
     this.counters.totalBytes += content.size;
