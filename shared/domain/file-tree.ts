@@ -11,6 +11,9 @@
  * overlapping or past the file's size.
  */
 import { HostileFileTree } from './errors.js';
+import { compareRawNames, displayName, type RawName, rawNameBytes } from './file-names.js';
+
+export { compareRawNames, displayName, type RawName, rawNameBytes, rawNameOf } from './file-names.js';
 
 /** A repository blob's id (the port's BlobId): 32 bytes of keyed hash, lowercase hex. */
 export type BlobId = string;
@@ -25,12 +28,6 @@ export const INLINE_PIECES = 32;
 export const CONTENT_LIST_PIECES = 8192;
 /** A directory's entries are split into tree blobs of about this many bytes of JSON. */
 export const TREE_PAGE_BYTES = 1024 * 1024;
-
-/**
- * A file or link name, or a symlink target: the bytes as text when they are valid UTF-8, else
- * `{ base64 }` of the raw bytes (Linux names are bytes, not text).
- */
-export type RawName = string | { readonly base64: string };
 
 /** `[offset, length, blobId]`: file bytes [offset, offset+length) are the blob's. */
 export type ContentPiece = readonly [offset: number, length: number, blob: BlobId];
@@ -108,47 +105,6 @@ export interface ContentListBlob {
 export type FileTreeBlob = TreeBlob | ContentListBlob;
 
 const encoder = new TextEncoder();
-const strictDecoder = new TextDecoder('utf-8', { fatal: true });
-
-/** A name's bytes. */
-export function rawNameBytes(name: RawName): Uint8Array {
-  if (typeof name === 'string') return encoder.encode(name);
-  const binary = atob(name.base64);
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
-}
-
-/** The name for some bytes: text when they are valid UTF-8 that encodes back to them. */
-export function rawNameOf(bytes: Uint8Array): RawName {
-  try {
-    const text = strictDecoder.decode(bytes);
-    const again = encoder.encode(text);
-    if (again.length === bytes.length && again.every((b, i) => b === bytes[i])) return text;
-  } catch {
-    // not UTF-8: fall through to base64
-  }
-  let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return { base64: btoa(binary) };
-}
-
-/** Printable form for messages (never used to build a path). */
-export function displayName(name: RawName): string {
-  return typeof name === 'string' ? name : `base64:${name.base64}`;
-}
-
-/** Orders names by their bytes, as the walk lists them. */
-export function compareRawNames(a: RawName, b: RawName): number {
-  const x = rawNameBytes(a);
-  const y = rawNameBytes(b);
-  const n = Math.min(x.length, y.length);
-  for (let i = 0; i < n; i++) {
-    const d = (x[i] as number) - (y[i] as number);
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
-}
 
 export function encodeTreeBlob(options: {
   entries: readonly FileTreeEntry[];
