@@ -79,6 +79,9 @@ export async function restoreBlocks(options: BlockRestoreOptions): Promise<Block
       },
     ]);
 
+  if (options.volume && !options.targetSnapshotter)
+    throw new ValidationFailed([{ path: 'volume', message: 'a volume needs the target snapshotter' }]);
+
   const started = await target.startSnapshot({
     volumeSizeGiB: volumeSizeGiB(manifest.volumeSizeBytes),
     ...(options.kmsKeyArn ? { encrypted: true, kmsKeyArn: options.kmsKeyArn } : {}),
@@ -157,10 +160,9 @@ export async function restoreBlocks(options: BlockRestoreOptions): Promise<Block
   }
 
   let volumeId: string | undefined;
-  if (options.volume) {
-    const snapshotter = options.targetSnapshotter;
-    if (!snapshotter)
-      throw new ValidationFailed([{ path: 'volume', message: 'a volume needs the target snapshotter' }]);
+  const snapshotter = options.targetSnapshotter;
+  // (Checked at the start: a volume comes with the target's snapshotter.)
+  if (options.volume && snapshotter) {
     await waitCompleted({
       snapshotter,
       snapshotId,
