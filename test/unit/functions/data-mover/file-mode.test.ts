@@ -26,7 +26,7 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   backupFileTree,
   chunkingOf,
@@ -64,7 +64,7 @@ const clock: Clock = { now: () => new Date('2026-11-23T12:00:00.000Z') };
 const owner = { uid: 0, gid: 0, mtimeNs: '1700000000000000000' };
 
 async function repository(): Promise<OpenedRepository> {
-  const store = new LocalDirectoryStore(await mkdtemp(join(tmpdir(), 'file-mode-repo-')));
+  const store = new LocalDirectoryStore(await temp('file-mode-repo-'));
   return openRepository({
     store,
     keys: new LocalKeyWrapper(new Uint8Array(32).fill(3)),
@@ -73,6 +73,17 @@ async function repository(): Promise<OpenedRepository> {
     fileTreeReferences: fileTreeChildren,
   });
 }
+
+const temporaries: string[] = [];
+/** A fresh directory under the system's temporary one, removed after the tests. */
+async function temp(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  temporaries.push(dir);
+  return dir;
+}
+afterAll(async () => {
+  await Promise.all(temporaries.map((dir) => rm(dir, { recursive: true, force: true })));
+});
 
 /** `touch -d` sets nanoseconds, which Node's utimes cannot. */
 function touch(path: string, when: string): void {
@@ -159,7 +170,7 @@ const duplicate = randomBytes(2 * MiB);
 
 /** The source tree: one of each kind of entry the data mover must keep. */
 async function buildTree(): Promise<{ root: string; fifo: string }> {
-  const root = await mkdtemp(join(tmpdir(), 'file-mode-src-'));
+  const root = await temp('file-mode-src-');
   await mkdir(join(root, 'nested/a/b/c'), { recursive: true });
   await writeFile(join(root, 'nested/a/b/c/deep.txt'), 'deep\n');
   await writeFile(join(root, 'nested/a/small.txt'), 'hello\n');
@@ -240,7 +251,7 @@ describe('file mode round trip', () => {
       chunking: CHUNKING,
       onProgress: (p) => progress.push(p),
     });
-    const target = join(await mkdtemp(join(tmpdir(), 'file-mode-dst-')), 'restored');
+    const target = join(await temp('file-mode-dst-'), 'restored');
     const restored = await restoreFileTree({ repository: repo, manifestId: 'full-1', target });
 
     // Assess: the tree, entry by entry.
@@ -326,7 +337,7 @@ describe('file mode round trip', () => {
     expect(incremental.chunks - incremental.chunksDeduplicated).toBe(0);
     expect(rootOf(incremental.manifest)).toBe(rootOf(again.manifest));
 
-    const target = await mkdtemp(join(tmpdir(), 'file-mode-dst-'));
+    const target = await temp('file-mode-dst-');
     await restoreFileTree({ repository: repo, manifestId: 'after-incremental', target });
     const sha = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
     expect(sha(await readFile(join(target, 'random.bin')))).toBe(sha(changed));
@@ -334,7 +345,7 @@ describe('file mode round trip', () => {
   });
 
   it('restores again into the same directory, replacing what was changed there since', async () => {
-    const target = await mkdtemp(join(tmpdir(), 'file-mode-dst-'));
+    const target = await temp('file-mode-dst-');
     await restoreFileTree({ repository: repo, manifestId: 'full-1', target });
     await writeFile(join(target, 'nested/a/b/c/deep.txt'), 'changed');
     await rm(join(target, 'shared'), { recursive: true });
@@ -352,7 +363,7 @@ describe('file mode round trip', () => {
     // Assess
     expect(first.bytesFreed + second.bytesFreed).toBeGreaterThan(0);
     expect((await repo.verify()).problems).toEqual([]);
-    const target = await mkdtemp(join(tmpdir(), 'file-mode-dst-'));
+    const target = await temp('file-mode-dst-');
     await restoreFileTree({ repository: repo, manifestId: 'after-incremental', target });
     const restored = await observe(target);
     const current = await observe(source);
@@ -361,7 +372,7 @@ describe('file mode round trip', () => {
   });
 
   it('skips an entry that vanishes during the walk, naming it, and backs up the rest', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'file-mode-vanish-'));
+    const root = await temp('file-mode-vanish-');
     await writeFile(join(root, 'a-first'), 'first');
     await writeFile(join(root, 'z-later'), 'later');
     const result = await backupFileTree({
@@ -376,7 +387,7 @@ describe('file mode round trip', () => {
       },
     });
     expect(result.skipped).toEqual([{ path: 'z-later', reason: 'vanished during the backup' }]);
-    const target = await mkdtemp(join(tmpdir(), 'file-mode-dst-'));
+    const target = await temp('file-mode-dst-');
     await restoreFileTree({ repository: repo, manifestId: 'vanishing', target });
     expect(await readdir(target)).toEqual(['a-first']);
   });
@@ -424,7 +435,7 @@ describe('file mode restore of a hostile tree', () => {
   }
 
   async function places(): Promise<{ target: string; outside: string; parent: string }> {
-    const parent = await mkdtemp(join(tmpdir(), 'file-mode-hostile-'));
+    const parent = await temp('file-mode-hostile-');
     const outside = join(parent, 'outside');
     await mkdir(outside);
     await writeFile(join(outside, 'secret'), 'secret');
