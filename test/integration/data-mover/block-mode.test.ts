@@ -174,7 +174,8 @@ describe('block mode: EBS snapshot → repository → EBS snapshot', () => {
   it('backs up an incremental with 1% of the blocks changed by reading only those', async () => {
     // 3 of 300: one rewritten, one new where there was none, one now zeros.
     const rewritten = 34;
-    const added = 35;
+    // In range 2, where there was no block: range 1, between the changes, stays as it was.
+    const added = 9001;
     const zeroed = 4 * 34;
     const changes = new Map<number, Uint8Array>([
       [rewritten, randomBytes(BLOCK)],
@@ -201,9 +202,11 @@ describe('block mode: EBS snapshot → repository → EBS snapshot', () => {
     expect(counting.reads).toBe(changes.size);
     expect(result.run.blocksRead).toBe(changes.size);
     expect(result.manifest.parent).toBe(fullManifestId);
-    // Ranges 1 and 2 did not change: their map chunks are the full backup's.
-    expect(result.manifest.blockMap.slice(1)).toEqual(fullChunks.slice(1));
+    // Range 1 did not change: its map chunk is the full backup's; ranges 0 and 2 have new ones.
+    expect(result.manifest.blockMap).toHaveLength(3);
+    expect(result.manifest.blockMap[1]).toBe(fullChunks[1]);
     expect(result.manifest.blockMap[0]).not.toBe(fullChunks[0]);
+    expect(result.manifest.blockMap[2]).not.toBe(fullChunks[2]);
     const nonZeroBefore = [...image.values()].filter((d) => !isZero(d)).length;
     expect(result.manifest.stats.totalBytes).toBe((nonZeroBefore + 1 - 1) * BLOCK);
     console.log(
