@@ -332,9 +332,7 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
     parentRoot = parent.root;
   }
 
-  // The port has no close; the pack repository's writers release their lease with it.
-  const writer: RepositoryWriter & { close?: (o?: { signal?: AbortSignal }) => Promise<void> } =
-    repository.writer();
+  const writer = repository.writer();
   try {
     // A writer answers `has` from the repository's index only once its session is open, and
     // flushing nothing waits for that: the parent's blobs are then seen, and reused unread.
@@ -382,6 +380,7 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
       skipped: backup.skipped,
     };
   } finally {
+    // Releases the writer's lease (after the manifest: writing it checks the lease is held).
     await writer.close?.().catch(() => undefined);
   }
 }
