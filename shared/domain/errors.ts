@@ -105,8 +105,8 @@ export class RecipeStepFailed extends LifeboatError {
 export class BlobMissing extends LifeboatError {
   readonly blobId: string;
 
-  constructor(blobId: string, options?: { cause?: unknown }) {
-    super(`blob ${blobId} is not in the repository`, options);
+  constructor(blobId: string, options?: { cause?: unknown; reason?: string }) {
+    super(`blob ${blobId} is not in the repository${options?.reason ? `: ${options.reason}` : ''}`, options);
     this.name = 'BlobMissing';
     this.blobId = blobId;
   }

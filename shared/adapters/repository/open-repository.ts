@@ -7,6 +7,7 @@ import type { FileChunking, RepositoryFormat } from '../../contracts/repository.
 import { manifestIdSchema, snapshotManifestSchema } from '../../contracts/repository.js';
 import {
   BlobMissing,
+  LifeboatError,
   RepositoryObjectCorrupt,
   SnapshotManifestMissing,
   ValidationFailed,
@@ -20,6 +21,7 @@ import { systemClock } from '../system-clock.js';
 import { mapBounded } from './bounded.js';
 import { type NewRepositoryParameters, openFormat } from './format-object.js';
 import { collectGarbage, type GcReportDetails, type TreeReferences } from './garbage-collector.js';
+import { checkManifestBlobs } from './manifest-guard.js';
 import { openRecord, readRecord } from './pack-io.js';
 import { PackWriter, type PackWriterSettings } from './pack-writer.js';
 import { OpenFailed, objectAad } from './repository-crypto.js';
@@ -135,11 +137,21 @@ class PackRepository implements Repository {
       throw new ValidationFailed(
         parsed.error.issues.map((i) => ({ path: `manifest.${i.path.join('.')}`, message: i.message })),
       );
-    // Never a manifest naming a blob no index holds (a writer not flushed, a blob never put).
-    const named = manifest.kind === 'block' ? manifest.blockMap : [manifest.root];
-    for (const id of named) if (!this.session.index.lookup(id)) throw new BlobMissing(id);
+    // Written under a live lease: garbage collection reads it before deleting what it names.
+    const writers = [...this.writers].filter((w) => w.lease.isActive());
+    if (writers.length === 0)
+      throw new LifeboatError(
+        `manifest ${manifest.id}: a manifest is written while its writer is open (after flush, before close)`,
+      );
     // A writer whose lease lapsed may have deduplicated against packs a collector has deleted.
-    for (const writer of this.writers) if (writer.lease.isActive()) await writer.lease.assertHeld(signal);
+    for (const writer of writers) await writer.lease.assertHeld(signal);
+    await checkManifestBlobs({
+      session: this.session,
+      manifest: parsed.data,
+      writerIds: new Set(writers.map((w) => w.lease.writerId)),
+      getBlob: (id, s) => this.getBlob(id, { signal: s }),
+      signal,
+    });
     const body = Buffer.from(JSON.stringify(parsed.data));
     await this.session.store.put(
       repositoryKeys.snapshot(manifest.id),

@@ -164,6 +164,26 @@ describe('garbage collection', () => {
     for (const b of old) expect(digest(await reader.getBlob(reader.writer().blobId(b)))).toBe(digest(b));
   });
 
+  it('keeps a resumed run from naming blobs of packs condemned before it started', async () => {
+    const { store } = await tempStore();
+    const repo = await open(store);
+    // A run killed before its manifest: its block map and blocks are stored, named by nothing.
+    const killed = repo.writer();
+    const map = await putVolume(killed, blocks(4));
+    await killed.close();
+    const blocker = (await open(store)).writer();
+    await blocker.flush();
+    await repo.collectGarbage(); // condemned; `blocker` keeps them from deletion for now
+
+    // The re-run takes the block map from its checkpoint instead of putting it again.
+    const rerun = await open(store);
+    const writer = rerun.writer();
+    await writer.flush();
+    await expect(rerun.writeManifest(blockManifest('resumed', map))).rejects.toThrow(/condemned its pack/);
+    await writer.close();
+    await blocker.close();
+  });
+
   it('runs one at a time', async () => {
     const { store } = await tempStore();
     const repo = await open(store);

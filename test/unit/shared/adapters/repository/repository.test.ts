@@ -81,9 +81,9 @@ describe('the pack repository over a local directory', () => {
     const { store } = await tempStore();
     const repo: Repository = await openRepository({ store, keys: key() });
     const writer = repo.writer();
-    const map = await writer.putBlob(Buffer.from(JSON.stringify([])));
+    const block = await writer.putBlob(Buffer.from('block zero'));
+    const map = await writer.putBlob(blockMapBytes([block.id]));
     await writer.flush();
-    await writer.close?.();
     const manifest = {
       kind: 'block' as const,
       id: 'snap-1',
@@ -97,6 +97,7 @@ describe('the pack repository over a local directory', () => {
     };
     await repo.writeManifest(manifest);
     await expect(repo.writeManifest(manifest)).rejects.toThrow(/already exists/);
+    await writer.close?.();
     expect(await repo.readManifest('snap-1')).toEqual(manifest);
     expect(await repo.listManifests()).toEqual([
       { id: 'snap-1', kind: 'block', createdAt: manifest.createdAt, tags: manifest.tags },
@@ -181,6 +182,29 @@ describe('writer sessions', () => {
     const map = await writer.putBlob(blockMapBytes([]));
     // Not flushed: the blob is in the writer's open pack only.
     await expect(repo.writeManifest(blockManifest('early', map.id))).rejects.toBeInstanceOf(BlobMissing);
+    await writer.close();
+  });
+
+  it('refuse a manifest once their writer is closed', async () => {
+    const { store } = await tempStore();
+    const repo = await openRepository({ store, keys: key() });
+    const writer = repo.writer();
+    const block = await writer.putBlob(Buffer.from('block'));
+    const map = await writer.putBlob(blockMapBytes([block.id]));
+    await writer.flush();
+    await writer.close();
+    await expect(repo.writeManifest(blockManifest('after-close', map.id))).rejects.toThrow(
+      /written while its writer is open/,
+    );
+  });
+
+  it('refuse a manifest whose block map lists a blob no index holds', async () => {
+    const { store } = await tempStore();
+    const repo = await openRepository({ store, keys: key() });
+    const writer = repo.writer();
+    const map = await writer.putBlob(blockMapBytes(['ab'.repeat(32)]));
+    await writer.flush();
+    await expect(repo.writeManifest(blockManifest('dangling', map.id))).rejects.toBeInstanceOf(BlobMissing);
     await writer.close();
   });
 
