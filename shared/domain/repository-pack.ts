@@ -33,10 +33,10 @@ export interface PackEntry {
   readonly compressed: boolean;
 }
 
-/** A blob record ready for a pack: already compressed (or not) and sealed. */
+/** A blob record ready for a pack: already compressed (or not) and sealed; its bytes are the caller's. */
 export interface PackRecord {
   readonly id: string;
-  readonly sealed: Uint8Array;
+  readonly sealedLength: number;
   readonly rawLength: number;
   readonly compressed: boolean;
 }
@@ -67,11 +67,11 @@ export function layoutPack(options: { records: readonly PackRecord[]; sealOverhe
     const entry: PackEntry = {
       id: r.id,
       offset: at,
-      length: r.sealed.length,
+      length: r.sealedLength,
       rawLength: r.rawLength,
       compressed: r.compressed,
     };
-    at += r.sealed.length;
+    at += r.sealedLength;
     return entry;
   });
   return { entries, dataStart, totalBytes: at };

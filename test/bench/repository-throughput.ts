@@ -41,10 +41,17 @@ function blocksOf(totalMiB: number): Uint8Array[] {
   return out;
 }
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+/** Wall time, and CPU time of the whole process (zlib's thread pool included): steadier on a busy machine. */
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number; cpuSeconds: number }> {
   const start = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   const value = await fn();
-  return { value, seconds: Number(process.hrtime.bigint() - start) / 1e9 };
+  const used = process.cpuUsage(cpu);
+  return {
+    value,
+    seconds: Number(process.hrtime.bigint() - start) / 1e9,
+    cpuSeconds: (used.user + used.system) / 1e6,
+  };
 }
 
 async function main(): Promise<void> {
@@ -87,14 +94,16 @@ async function main(): Promise<void> {
       await Promise.all(ids.map((id) => limit(() => repo.getBlob(id))));
     });
     const mbps = (s: number): string => (bytes / MiB / s).toFixed(0);
+    const cpu = (t: { cpuSeconds: number }): string =>
+      `${((t.cpuSeconds * 1000) / (bytes / MiB)).toFixed(1)} ms CPU/MiB`;
     console.log(
       `blocks ${blocks.length} × 512 KiB = ${totalMiB} MiB, ${CALLERS} callers, ${UPLOADS} uploads at once`,
     );
-    console.log(`raw writes of the same bytes: ${mbps(raw.seconds)} MB/s`);
+    console.log(`raw writes of the same bytes: ${mbps(raw.seconds)} MB/s, ${cpu(raw)}`);
     console.log(
-      `putBlob + flush:             ${mbps(put.seconds)} MB/s  (ratio to raw ${(raw.seconds / put.seconds).toFixed(2)})`,
+      `putBlob + flush:             ${mbps(put.seconds)} MB/s, ${cpu(put)}  (ratio to raw ${(raw.seconds / put.seconds).toFixed(2)})`,
     );
-    console.log(`getBlob (checked):           ${mbps(get.seconds)} MB/s`);
+    console.log(`getBlob (checked):           ${mbps(get.seconds)} MB/s, ${cpu(get)}`);
     console.log(
       `stored ${stats.blobsStored} blobs, deduplicated ${stats.blobsDeduplicated}; ` +
         `compression ${(stats.rawBytes / stats.storedBytes).toFixed(2)}× on stored blobs; ${stats.packsWritten} packs; ` +

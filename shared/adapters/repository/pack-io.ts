@@ -30,27 +30,33 @@ import {
 /** What one ranged GET of a pack's start fetches: the prefix and, usually, the whole header. */
 const HEADER_PROBE_BYTES = 64 * 1024;
 
+/** A record with its sealed bytes, in parts. */
+export interface SealedRecord extends PackRecord {
+  readonly parts: readonly Uint8Array[];
+}
+
 export async function sealRecord(options: {
   crypto: RepositoryCrypto;
   id: string;
   data: Uint8Array;
-}): Promise<PackRecord> {
+}): Promise<SealedRecord> {
   const { bytes, compressed } = await compressBlob(options.data);
-  const sealed = options.crypto.seal(bytes, fromHex(options.id) ?? new Uint8Array(0));
-  return { id: options.id, sealed, rawLength: options.data.length, compressed };
+  const parts = options.crypto.sealParts(bytes, fromHex(options.id) ?? new Uint8Array(0));
+  const sealedLength = parts.reduce((n, p) => n + p.length, 0);
+  return { id: options.id, parts, sealedLength, rawLength: options.data.length, compressed };
 }
 
 export function assemblePack(options: {
   crypto: RepositoryCrypto;
   packId: string;
-  records: readonly PackRecord[];
+  records: readonly SealedRecord[];
 }): { bytes: Uint8Array; entries: PackEntry[] } {
   const { entries, totalBytes } = layoutPack({ records: options.records, sealOverhead: SEAL_OVERHEAD });
   const header = options.crypto.seal(encodePackHeader(entries), objectAad('pack-header', options.packId));
   const bytes = concatBytes([
     encodePackPrefix(header.length),
     header,
-    ...options.records.map((r) => r.sealed),
+    ...options.records.flatMap((r) => r.parts),
   ]);
   if (bytes.length !== totalBytes) throw new Error('pack layout and assembled bytes disagree');
   return { bytes, entries };

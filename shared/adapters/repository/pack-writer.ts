@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { LifeboatError } from '../../domain/errors.js';
 import type { PackInfo } from '../../domain/repository-index.js';
 import { segmentOfPacks } from '../../domain/repository-index.js';
-import type { PackEntry, PackRecord } from '../../domain/repository-pack.js';
+import type { PackEntry } from '../../domain/repository-pack.js';
 import { repositoryKeys } from '../../domain/storage-keys.js';
 import type { BlobWrite, RepositoryWriter, WriteStats } from '../../ports/repository.js';
-import { assemblePack, sealRecord } from './pack-io.js';
+import { assemblePack, type SealedRecord, sealRecord } from './pack-io.js';
 import type { RepositorySession } from './repository-session.js';
 import { WriterLeaseHandle } from './writer-lease.js';
 
@@ -35,7 +35,7 @@ export class PackWriter implements RepositoryWriter {
   private failure: unknown;
   /** Blobs put in this session and not yet in an index object (being sealed, open, uploading, durable). */
   private readonly pending = new Set<string>();
-  private open: PackRecord[] = [];
+  private open: SealedRecord[] = [];
   private openBytes = 0;
   private readonly uploads = new Set<Promise<void>>();
   private durable: { pack: PackInfo; entries: readonly PackEntry[] }[] = [];
@@ -108,12 +108,12 @@ export class PackWriter implements RepositoryWriter {
       const record = await sealRecord({ crypto: this.session.crypto, id, data });
       signal?.throwIfAborted();
       this.open.push(record);
-      this.openBytes += record.sealed.length;
+      this.openBytes += record.sealedLength;
       this.counts.blobsStored++;
       this.counts.rawBytes += data.length;
-      this.counts.storedBytes += record.sealed.length;
+      this.counts.storedBytes += record.sealedLength;
       if (this.openBytes >= this.settings.packTargetBytes) this.sealOpenPack(signal);
-      return { id, stored: true, rawBytes: data.length, storedBytes: record.sealed.length };
+      return { id, stored: true, rawBytes: data.length, storedBytes: record.sealedLength };
     } catch (error) {
       // Another caller may already have deduplicated against this id: the session is void.
       this.failure ??= error;
@@ -134,7 +134,7 @@ export class PackWriter implements RepositoryWriter {
     this.uploads.add(upload);
   }
 
-  private async upload(records: readonly PackRecord[], signal?: AbortSignal): Promise<void> {
+  private async upload(records: readonly SealedRecord[], signal?: AbortSignal): Promise<void> {
     const packId = randomBytes(16).toString('hex');
     const { bytes, entries } = assemblePack({ crypto: this.session.crypto, packId, records });
     await this.session.store.put(repositoryKeys.pack(packId), bytes, { signal });

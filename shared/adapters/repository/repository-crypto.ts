@@ -47,18 +47,18 @@ export class RepositoryCrypto {
     return createHmac('sha256', this.idKey).update(data).digest('hex');
   }
 
-  seal(plaintext: Uint8Array, associatedData: Uint8Array): Uint8Array {
+  /** The sealed form as its parts (nonce, ciphertext, tag), so a pack copies a record once. */
+  sealParts(plaintext: Uint8Array, associatedData: Uint8Array): Uint8Array[] {
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.encryptionKey, nonce);
     cipher.setAAD(associatedData);
     const body = cipher.update(plaintext);
     const final = cipher.final();
-    const out = Buffer.allocUnsafe(NONCE_BYTES + body.length + final.length + TAG_BYTES);
-    nonce.copy(out, 0);
-    body.copy(out, NONCE_BYTES);
-    final.copy(out, NONCE_BYTES + body.length);
-    cipher.getAuthTag().copy(out, NONCE_BYTES + body.length + final.length);
-    return out;
+    return final.length > 0 ? [nonce, body, final, cipher.getAuthTag()] : [nonce, body, cipher.getAuthTag()];
+  }
+
+  seal(plaintext: Uint8Array, associatedData: Uint8Array): Uint8Array {
+    return Buffer.concat(this.sealParts(plaintext, associatedData));
   }
 
   /** The plaintext, or OpenFailed when the tag does not match (tampered, truncated, moved). */

@@ -72,17 +72,20 @@ export class RepositoryIndex {
       const keys = await this.store.list(repositoryKeys.indexDir, { signal });
       const listed = new Set(keys);
       const rebuild = [...this.loaded].some((k) => !listed.has(k));
-      const view = rebuild ? new IndexView() : this.view;
-      const loaded = rebuild ? new Set<string>() : new Set(this.loaded);
-      const wanted = keys.filter((k) => !loaded.has(k));
+      const wanted = keys.filter((k) => rebuild || !this.loaded.has(k));
       const segments = await mapBounded(wanted, LOAD_CONCURRENCY, (k) => this.load(k, signal));
       if (segments.some((s) => s === undefined)) continue; // compacted while listing: list again
+      if (rebuild) {
+        this.view = new IndexView();
+        this.loaded = new Set();
+      }
+      // Added to the current view, not a copy: an index object this process wrote meanwhile stays.
       segments.forEach((segment, i) => {
-        view.add(segment as IndexSegment);
-        loaded.add(wanted[i] as string);
+        const key = wanted[i] as string;
+        if (this.loaded.has(key)) return;
+        this.view.add(segment as IndexSegment);
+        this.loaded.add(key);
       });
-      this.view = view;
-      this.loaded = loaded;
       return;
     }
     throw new RepositoryObjectCorrupt(

@@ -13,15 +13,19 @@ import {
 } from '../../../../shared/domain/repository-pack.js';
 
 const blobId = fc.uint8Array({ minLength: 32, maxLength: 32 }).map(toHex);
-const record: fc.Arbitrary<PackRecord> = fc.record({
-  id: blobId,
-  sealed: fc.uint8Array({ minLength: 0, maxLength: 300 }),
-  rawLength: fc.nat({ max: 2 ** 32 - 1 }),
-  compressed: fc.boolean(),
-});
+/** A record and the bytes it stands for (the adapter keeps them beside it). */
+type TestRecord = PackRecord & { readonly sealed: Uint8Array };
+const record: fc.Arbitrary<TestRecord> = fc
+  .record({
+    id: blobId,
+    sealed: fc.uint8Array({ minLength: 0, maxLength: 300 }),
+    rawLength: fc.nat({ max: 2 ** 32 - 1 }),
+    compressed: fc.boolean(),
+  })
+  .map((r) => ({ ...r, sealedLength: r.sealed.length }));
 
 /** A pack as the adapter builds it, with an identity "seal" of `overhead` zero bytes. */
-function build(records: readonly PackRecord[], overhead: number): Uint8Array {
+function build(records: readonly TestRecord[], overhead: number): Uint8Array {
   const { entries, totalBytes } = layoutPack({ records, sealOverhead: overhead });
   const header = new Uint8Array([...encodePackHeader(entries), ...new Uint8Array(overhead)]);
   const parts = [encodePackPrefix(header.length), header, ...records.map((r) => r.sealed)];
@@ -58,8 +62,8 @@ describe('the pack layout', () => {
   });
 
   it('refuses a header whose records lie outside the pack', () => {
-    const records: PackRecord[] = [
-      { id: 'ab'.repeat(32), sealed: new Uint8Array(10), rawLength: 10, compressed: false },
+    const records: TestRecord[] = [
+      { id: 'ab'.repeat(32), sealed: new Uint8Array(10), sealedLength: 10, rawLength: 10, compressed: false },
     ];
     const pack = build(records, 0);
     const { sealedHeaderLength, headerStart } = decodePackPrefix(pack);
