@@ -4,7 +4,9 @@
  * backup location (directory or S3). The chunks of a phase fan out as in AWS: the same inner Map
  * runs several RestorePhase invocations at once, and RestoreHooks loops through its Wait state
  * while exec hooks wait for their containers; a recipe's hook steps (RunRestoreRecipeHook) loop
- * the same way while they wait for their pods. Never changes the definition it runs.
+ * the same way while they wait for their pods; a hook step longer than a Lambda runs in the hook
+ * runner, started as a child process from its RunTask request as for backups. Never changes the
+ * definition it runs.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -36,11 +38,13 @@ import {
   restoreRecipeHookInput,
   restoreRun,
 } from '../../shared/contracts/restore-run.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const RESTORE_DEFINITION = join(here, '..', '..', 'statemachines', 'restore.asl.json');
@@ -53,6 +57,11 @@ export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   RestorePhaseFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestorePhase',
   RestoreHooksFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestoreHooks',
   RunRestoreRecipeHookFunctionArn: 'arn:aws:lambda:local:000000000000:function:RunRestoreRecipeHook',
+  HookRunnerClusterArn: 'arn:aws:ecs:local:000000000000:cluster/lifeboat-local',
+  HookRunnerTaskDefinitionArn: 'arn:aws:ecs:local:000000000000:task-definition/lifeboat-hook-runner:1',
+  HookRunnerSubnetIds: 'subnet-local',
+  HookRunnerSecurityGroupId: 'sg-local',
+  HookRunnerAssignPublicIp: 'DISABLED',
   FinalizeRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeRestore',
 };
 
@@ -111,6 +120,16 @@ export interface LocalRestoreOptions {
   readonly onHooks?: (progress: { pending: number; settled: number }) => void;
   /** Called with each event of the execution's history, as Step Functions records it. */
   readonly onExecutionEvent?: (event: ExecutionEvent) => void;
+  /** A recipe hook step whose commands could run longer than this goes to the hook runner (600 s). */
+  readonly inlineHookLimitSeconds?: number;
+  /**
+   * The hook runner's task, run as a child process: variables that reach a store other than a
+   * directory (LIFEBOAT_BUCKET, AWS_*), and the kubeconfig (unset: the cluster's own).
+   */
+  readonly hookRunner?: {
+    readonly storeEnvironment?: Record<string, string>;
+    readonly kubeConfig?: KubernetesCluster['kubeConfig'];
+  };
 }
 
 export async function runLocalRestore(request: unknown, options: LocalRestoreOptions): Promise<JsonValue> {
@@ -137,7 +156,12 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
     PlanRestore: async (input) => {
       const plan = await planRestore(
         { run: runOf(input) },
-        { store, cluster, ...(options.chunkSize ? { chunkSize: options.chunkSize } : {}) },
+        {
+          store,
+          cluster,
+          inlineHookLimitMs: (options.inlineHookLimitSeconds ?? 600) * 1000,
+          ...(options.chunkSize ? { chunkSize: options.chunkSize } : {}),
+        },
       );
       phases.clear();
       const parsed = restorePlan.parse(plan);
@@ -211,6 +235,23 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
         waitSeconds: 1,
         ...options.hookStep,
       })) as JsonValue,
+    // ecs:runTask.sync: the RunTask request Step Functions would send drives the hook runner.
+    RunLongRestoreRecipeHook: async (input) => {
+      const kubeConfig =
+        options.hookRunner?.kubeConfig ??
+        (cluster instanceof KubernetesCluster ? cluster.kubeConfig : undefined);
+      if (!kubeConfig)
+        throw new LifeboatError('hooks need a Kubernetes cluster reached through a kubeconfig');
+      await runHookRunnerProcess({
+        environment: containerEnvironment(input),
+        storeLocation: store.location,
+        ...(options.hookRunner?.storeEnvironment
+          ? { storeEnvironment: options.hookRunner.storeEnvironment }
+          : {}),
+        kubeconfig: kubeConfig.exportConfig(),
+      });
+      return { StopCode: 'EssentialContainerExited', LastStatus: 'STOPPED' };
+    },
     FinalizeRestore: async (input) =>
       (await finalizeRestore({ run: runOf(input) }, { store, clock })) as unknown as JsonValue,
   };

@@ -1,7 +1,8 @@
 /**
  * The hook runner's container entry: the Fargate task the LongHookBlocks stage starts with
  * `ecs:runTask.sync` (functions/hook-runner/Dockerfile) for a long ItemBlock or a long recipe hook
- * step (RunLongRecipeHook), and, under `lifeboat --local`, a child
+ * step of a backup (RunLongRecipeHook) or a restore (RunLongRestoreRecipeHook), and, under
+ * `lifeboat --local`, a child
  * process started the same way with the same environment. Reads its input from
  * `LIFEBOAT_HOOK_RUN`, its store and cluster from the environment:
  * - in AWS: `LIFEBOAT_BUCKET`/`LIFEBOAT_PREFIX` (S3) and the run's cluster by name (EKS token);
@@ -18,13 +19,14 @@ import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import { HOOK_RUN_VARIABLE, hookRunInput } from '../../shared/contracts/hook-run.js';
 import { RecipeStepFailed } from '../../shared/domain/errors.js';
-import type { Cluster } from '../../shared/ports/cluster.js';
+import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { runRecipeHook } from '../run-recipe-hook/run-recipe-hook.js';
 import { runDeferredBlock } from './hook-runner.js';
+import { runLongRestoreRecipeHook } from './restore-recipe-hook.js';
 
 const runnerEnv = z.object({
   [HOOK_RUN_VARIABLE]: z.string().min(1),
@@ -39,7 +41,7 @@ const runnerEnv = z.object({
 async function adapters(env: z.infer<typeof runnerEnv>): Promise<{
   store: ObjectStore;
   podExecFor: (cluster: string) => Promise<PodExec>;
-  clusterFor: (cluster: string) => Promise<Pick<Cluster, 'listPage'>>;
+  clusterFor: (cluster: string) => Promise<Cluster & ClusterWriter>;
   snapshotter?: Snapshotter;
   csiFor?: (cluster: string) => Promise<CsiSnapshots>;
 }> {
@@ -83,7 +85,19 @@ export async function main(source: NodeJS.ProcessEnv = process.env): Promise<num
     const env = runnerEnv.parse(source);
     const input = hookRunInput.parse(JSON.parse(env[HOOK_RUN_VARIABLE]));
     const deps = await adapters(env);
-    if ('block' in input) {
+    if ('restore' in input) {
+      const cluster = await deps.clusterFor(input.restore.cluster);
+      const outcome = await runLongRestoreRecipeHook(
+        { run: input.restore, step: input.step },
+        {
+          store: deps.store,
+          cluster,
+          podExec: await deps.podExecFor(input.restore.cluster),
+          clock: systemClock,
+        },
+      );
+      process.stdout.write(`${JSON.stringify(outcome)}\n`);
+    } else if ('block' in input) {
       const result = await runDeferredBlock(input, { ...deps, clock: systemClock });
       // One line for the task's log: counts only, never the hooks' output.
       process.stdout.write(

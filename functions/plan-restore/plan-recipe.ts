@@ -27,6 +27,8 @@ export interface RecipeStepOutline {
   readonly index: number;
   readonly kind: 'group' | 'hook';
   readonly name: string;
+  /** A hook step whose commands may outlast the inline limit: the hook runner runs it. */
+  readonly long: boolean;
 }
 
 export interface RecipeRestorePlan {
@@ -58,6 +60,8 @@ function refOf(groupResource: string, namespace: string, name: string): ItemRef 
 export async function planRecipeSteps(options: {
   run: RestoreRun;
   store: ObjectStore;
+  /** A hook step whose commands could run longer than this goes to the hook runner. */
+  inlineHookLimitMs: number;
   signal?: AbortSignal;
 }): Promise<RecipeRestorePlan | undefined> {
   const { run, store } = options;
@@ -72,9 +76,13 @@ export async function planRecipeSteps(options: {
   });
   const workflow = recipe.workflows.restore;
   if (!workflow) throw new LifeboatError(`the recipe of restore ${run.name} has no restore workflow`);
-  const steps: RecipeStepOutline[] = workflow.map((s, index) =>
-    'group' in s ? { index, kind: 'group', name: s.group } : { index, kind: 'hook', name: s.hook },
-  );
+  const steps: RecipeStepOutline[] = workflow.map((s, index) => {
+    if ('group' in s) return { index, kind: 'group', name: s.group, long: false };
+    // A hook's commands run one after another on each pod, the pods at once (as at backup).
+    const hook = recipe.hooks.find((h) => h.name === s.hook);
+    const worstCaseMs = hook ? hook.commands.length * hook.timeoutMs : 0;
+    return { index, kind: 'hook', name: s.hook, long: worstCaseMs > options.inlineHookLimitMs };
+  });
   const items: RestoreGroupItem[] = [];
   const body = await store.getStream(backupKeys(run.backupName).contents);
   if (!body) throw new LifeboatError(`the backup ${run.backupName} has no contents`);

@@ -29,10 +29,15 @@ import { itemKey, planRecipeSteps } from './plan-recipe.js';
 import { loadBackupVolumeInfos, volumePlanner } from './plan-volumes.js';
 import { preview } from './preview.js';
 
+/** As for backups (LIFEBOAT_INLINE_HOOK_LIMIT_SECONDS): what a Lambda's hook step may take. */
+const DEFAULT_INLINE_HOOK_LIMIT_MS = 600_000;
+
 export interface PlanRestoreDeps {
   readonly store: ObjectStore;
   readonly cluster: Cluster & ClusterWriter;
   readonly chunkSize?: number;
+  /** A recipe hook step whose commands could run longer than this goes to the hook runner (10 min). */
+  readonly inlineHookLimitMs?: number;
   /** Times the volume plan's log lines (the system clock unless set). */
   readonly clock?: Clock;
   readonly signal?: AbortSignal;
@@ -88,7 +93,12 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
   });
 
   // A recipe restore: each item's workflow step (read from the archive before planning).
-  const recipe = await planRecipeSteps({ run, store: deps.store, ...signalOf(deps) });
+  const recipe = await planRecipeSteps({
+    run,
+    store: deps.store,
+    inlineHookLimitMs: deps.inlineHookLimitMs ?? DEFAULT_INLINE_HOOK_LIMIT_MS,
+    ...signalOf(deps),
+  });
   const firstStep = recipe?.firstGroupStep ?? 0;
   let notInRecipe = 0;
 

@@ -1,8 +1,10 @@
 /**
  * The restore workflow: its step functions and the state machine built from
  * statemachines/restore.asl.json with typed substitutions. The functions that write into
- * clusters share a role with an EKS access entry on each cluster named. Deployable on its own in
- * a DR account, reading backups from a bucket it is granted.
+ * clusters share a role with an EKS access entry on each cluster named. A recipe's hook steps
+ * longer than a Lambda run in a hook runner of its own (a Fargate task, infra/constructs/
+ * hook-runner.ts). Deployable on its own in a DR account, reading backups from a bucket it is
+ * granted.
  */
 import { join } from 'node:path';
 import { Duration, Stack } from 'aws-cdk-lib';
@@ -12,6 +14,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { restoreVolumeFunctions } from './restore-volumes.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
@@ -26,8 +29,11 @@ export function restoreSubstitutions(functions: {
   hooks: IFunction;
   recipeHook: IFunction;
   finalize: IFunction;
+  /** The hook runner's `${HookRunner…}` values (HookRunner.substitutions()). */
+  hookRunner: Record<string, string>;
 }): Record<string, string> {
   return {
+    ...functions.hookRunner,
     ValidateRestoreFunctionArn: functions.validate.functionArn,
     PlanRestoreFunctionArn: functions.plan.functionArn,
     RestoreVolumesFunctionArn: functions.restoreVolumes.functionArn,
@@ -45,11 +51,15 @@ export interface RestoreWorkflowProps {
   /** EKS clusters this deployment may restore into, by name (same account and region). */
   readonly clusters: readonly string[];
   readonly prefix?: string;
+  /** Where hook runner tasks run (see HookRunnerProps). */
+  readonly hookRunnerVpc?: HookRunnerProps['vpc'];
 }
 
 export class RestoreWorkflow extends Construct {
   readonly stateMachine: StateMachine;
   readonly clusterWriterRole: Role;
+  /** Runs a recipe's restore hook steps whose commands may outlast a Lambda. */
+  readonly hookRunner: HookRunner;
 
   constructor(scope: Construct, id: string, props: RestoreWorkflowProps) {
     super(scope, id);
@@ -128,6 +138,13 @@ export class RestoreWorkflow extends Construct {
       clusters: props.clusters,
       accessPolicy: 'AmazonEKSClusterAdminPolicy',
     });
+    this.hookRunner = new HookRunner(this, 'HookRunner', {
+      bucket: props.bucket,
+      key: props.key,
+      clusters: props.clusters,
+      ...(props.prefix ? { prefix: props.prefix } : {}),
+      ...(props.hookRunnerVpc ? { vpc: props.hookRunnerVpc } : {}),
+    });
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: RESTORE_DEFINITION_FILE,
@@ -140,8 +157,10 @@ export class RestoreWorkflow extends Construct {
         hooks,
         recipeHook,
         finalize,
+        hookRunner: this.hookRunner.substitutions(),
       }),
       invokes: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, recipeHook, finalize],
     });
+    this.hookRunner.grantRun(this.stateMachine);
   }
 }

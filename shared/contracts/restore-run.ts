@@ -150,6 +150,8 @@ export const restoreRecipeStep = z.strictObject({
   name: z.string(),
   /** A group step's items, as phases of their own (indexes unique over the whole restore); [] for a hook. */
   phases: z.array(restorePhase),
+  /** A hook step whose commands may take longer than a Lambda: the hook runner runs it. */
+  long: z.boolean(),
   items: z.number().int().nonnegative(),
 });
 export type RestoreRecipeStep = z.infer<typeof restoreRecipeStep>;

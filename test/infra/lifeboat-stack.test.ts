@@ -71,6 +71,11 @@ describe('the Lifeboat stack', () => {
     );
     expect(Object.keys(machine?.Properties.DefinitionSubstitutions ?? {}).sort()).toEqual([
       'FinalizeRestoreFunctionArn',
+      'HookRunnerAssignPublicIp',
+      'HookRunnerClusterArn',
+      'HookRunnerSecurityGroupId',
+      'HookRunnerSubnetIds',
+      'HookRunnerTaskDefinitionArn',
       'PatchProvisionedVolumesFunctionArn',
       'PlanRestoreFunctionArn',
       'RestoreHooksFunctionArn',
@@ -128,43 +133,40 @@ describe('the Lifeboat stack', () => {
         }),
       ],
     });
-    // The workers' and the task's access entries carry the group the cluster's RBAC binds to pods/exec.
+    // The workers' and both hook runners' (backup and restore) access entries carry the group the
+    // cluster's RBAC binds to pods/exec; the runners' have no access policy besides.
     const entries = Object.values(template.findResources('AWS::EKS::AccessEntry')).filter((e) =>
       (e.Properties.KubernetesGroups ?? []).includes('lifeboat:hook-exec'),
     );
-    expect(entries).toHaveLength(2);
-    const taskEntry = entries.find((e) => (e.Properties.AccessPolicies ?? []).length === 0);
-    expect(taskEntry).toBeDefined();
-    // The task role: S3 and KMS grants, DescribeCluster, and the EC2 snapshot calls a block's
-    // volumes need (as the workers'), nothing else.
+    expect(entries).toHaveLength(3);
+    expect(entries.filter((e) => (e.Properties.AccessPolicies ?? []).length === 0)).toHaveLength(2);
+    // The task roles: S3 and KMS grants, DescribeCluster and, for the backup's runner, the EC2
+    // snapshot calls a block's volumes need (as the workers'), nothing else.
     const taskRoles = Object.entries(template.findResources('AWS::IAM::Role')).filter(([, r]) =>
       JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('ecs-tasks.amazonaws.com'),
     );
     const policies = Object.values(template.findResources('AWS::IAM::Policy'));
-    const taskRole = taskRoles.find(([id]) =>
-      policies.some(
-        (p) =>
-          JSON.stringify(p.Properties.Roles).includes(id) &&
-          JSON.stringify(p).includes('eks:DescribeCluster'),
-      ),
-    );
-    expect(taskRole).toBeDefined();
-    const actions = policies
-      .filter((p) => JSON.stringify(p.Properties.Roles).includes(taskRole?.[0] ?? '?'))
-      .flatMap((p) =>
-        p.Properties.PolicyDocument.Statement.flatMap((s: { Action: string | string[] }) => s.Action),
-      );
+    const actionsOf = (id: string): string[] =>
+      policies
+        .filter((p) => JSON.stringify(p.Properties.Roles).includes(id))
+        .flatMap((p) =>
+          p.Properties.PolicyDocument.Statement.flatMap((s: { Action: string | string[] }) => s.Action),
+        );
+    const runnerRoles = taskRoles.filter(([id]) => actionsOf(id).includes('eks:DescribeCluster'));
+    expect(runnerRoles).toHaveLength(2);
     const snapshotActions = [
       'ec2:CreateSnapshot',
       'ec2:CreateTags',
       'ec2:DescribeVolumes',
       'ec2:DescribeSnapshots',
     ];
-    for (const action of actions) {
-      if (!snapshotActions.includes(action)) expect(action).toMatch(/^(s3|kms|eks):/);
-    }
-    expect(actions).toContain('eks:DescribeCluster');
-    expect(actions).toEqual(expect.arrayContaining(snapshotActions));
+    for (const [id] of runnerRoles)
+      for (const action of actionsOf(id))
+        if (!snapshotActions.includes(action)) expect(action).toMatch(/^(s3|kms|eks):/);
+    const backupRunner = runnerRoles.filter(([id]) => actionsOf(id).includes('ec2:CreateSnapshot'));
+    expect(backupRunner).toHaveLength(1);
+    const taskRole = backupRunner[0];
+    expect(actionsOf(taskRole?.[0] ?? '?')).toEqual(expect.arrayContaining(snapshotActions));
     // The state machine may run exactly this task definition, and pass only its roles.
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {

@@ -162,6 +162,13 @@ describe('statemachines/restore.asl.json', () => {
       hooks: f('h'),
       recipeHook: f('rh'),
       finalize: f('f'),
+      hookRunner: hookRunnerSubstitutions({
+        clusterArn: 'arn:aws:ecs:us-east-1:123456789012:cluster/c',
+        taskDefinitionArn: 'arn:aws:ecs:us-east-1:123456789012:task-definition/t:1',
+        subnetIds: 'subnet-1,subnet-2',
+        securityGroupId: 'sg-1',
+        assignPublicIp: false,
+      }),
     });
     expect(Object.keys(infra).sort()).toEqual(placeholders);
     expect(RESTORE_DEFINITION_FILE).toBe(RESTORE_DEFINITION);
@@ -415,11 +422,18 @@ describe('the restore flow of a recipe', () => {
     items: chunks,
     chunkIndexes: Array.from({ length: chunks }, (_, i) => i + index),
   });
-  const step = (index: number, kind: 'group' | 'hook', name: string, phases: ReturnType<typeof phase>[]) => ({
+  const step = (
+    index: number,
+    kind: 'group' | 'hook',
+    name: string,
+    phases: ReturnType<typeof phase>[],
+    long = false,
+  ) => ({
     index,
     kind,
     name,
     phases,
+    long,
     items: phases.reduce((n, p) => n + p.items, 0),
   });
   const plan = {
@@ -433,7 +447,7 @@ describe('the restore flow of a recipe', () => {
         step(0, 'group', 'volumes', [phase(0, 'namespaces', 1), phase(1, 'persistentvolumeclaims', 2)]),
         step(1, 'hook', 'pre-workload', []),
         step(2, 'group', 'workloads', [phase(2, 'deployments.apps', 3)]),
-        step(3, 'hook', 'post-workload', []),
+        step(3, 'hook', 'post-workload', [], true),
       ],
     },
   };
@@ -446,6 +460,22 @@ describe('the restore flow of a recipe', () => {
       executionName: 'x',
       taskToken: 't',
       handlers: {
+        RunLongRestoreRecipeHook: async (input) => {
+          const task = input as {
+            Overrides: {
+              ContainerOverrides: { Name: string; Environment: { Name: string; Value: string }[] }[];
+            };
+          };
+          const [container] = task.Overrides.ContainerOverrides;
+          const payload = JSON.parse(container?.Environment[0]?.Value ?? '{}') as {
+            step?: { index?: number };
+          };
+          order.push(
+            `hook runner ${container?.Name} ${container?.Environment[0]?.Name} step ${payload.step?.index}`,
+          );
+          expect(payload).toEqual({ restore: run, step: { index: 3, name: 'post-workload' } });
+          return { StopCode: 'EssentialContainerExited' };
+        },
         ValidateRestore: async () => ({ valid: true, run }),
         PlanRestore: async () => plan,
         RestorePhase: async () => {
@@ -492,6 +522,8 @@ describe('the restore flow of a recipe', () => {
       'phase 2 deployments.apps chunk 2',
       'phase 2 deployments.apps chunk 3',
       'phase 2 deployments.apps chunk 4',
+      // A hook step longer than a Lambda: the hook runner task, then its recorded result.
+      `hook runner ${HOOK_RUNNER_CONTAINER} LIFEBOAT_HOOK_RUN step 3`,
       'hook 3 post-workload',
       'RestoreHooks',
       'FinalizeRestore',

@@ -44,18 +44,16 @@ function checkpointRecipe(options: { failing?: string } = {}): Recipe {
     const exit = hook.name === options.failing ? '; exit 4' : '';
     const file = hook.name === 'post-workload' ? '../cpdbr-tenant/workflow.log' : 'workflow.log';
     hook.commands = [['/bin/sh', '-c', `echo ${hook.name} >> ${file}; echo ran ${hook.name}${exit}`]];
-    // Runs in the restored workload's pod, which comes up after the workloads step.
-    if (hook.name === 'post-workload') {
-      hook.labelSelector = { matchLabels: { app: 'web' } };
-      hook.timeout = 60;
-    }
+    // Runs in the restored workload's pod, which comes up after the workloads step; its 1h
+    // timeout (the fixture's) is past a Lambda's, so the hook runner runs it.
+    if (hook.name === 'post-workload') hook.labelSelector = { matchLabels: { app: 'web' } };
   }
   return recipe;
 }
 
 /** The steps entered, in order, as `<step index>:<state>`; a hook step re-entered after its wait counts once. */
 function stepsEntered(history: readonly ExecutionEvent[]): string[] {
-  const tasks = new Set(['RestoreRecipeGroup', 'RunRestoreRecipeHook']);
+  const tasks = new Set(['RestoreRecipeGroup', 'RunRestoreRecipeHook', 'RunLongRestoreRecipeHook']);
   const entered = history.flatMap((e) =>
     e.type === 'StateEntered' && 'state' in e && tasks.has(e.state.name)
       ? [
@@ -198,11 +196,20 @@ describe('a restore that follows seed 002’s checkpoint recipe', () => {
         '1:RestoreRecipeGroup',
         '2:RunRestoreRecipeHook',
         '3:RestoreRecipeGroup',
+        // One hour is past a Lambda's time: the hook runner runs the step, then its result is read.
+        '4:RunLongRestoreRecipeHook',
         '4:RunRestoreRecipeHook',
         '5:RestoreRecipeGroup',
       ]);
       // One step at a time: every state of a step is exited before the next step's RecipeStep.
-      const loop = new Set(['RecipeStep', 'RestoreRecipeGroup', 'RunRestoreRecipeHook', 'RecipeStepDone']);
+      const loop = new Set([
+        'RecipeStep',
+        'RestoreRecipeGroup',
+        'RunRestoreRecipeHook',
+        'PrepareLongRecipeHook',
+        'RunLongRestoreRecipeHook',
+        'RecipeStepDone',
+      ]);
       let open = 0;
       for (const e of history) {
         if (!('state' in e) || !loop.has(e.state.name)) continue;
@@ -232,6 +239,9 @@ describe('a restore that follows seed 002’s checkpoint recipe', () => {
       ).toBeGreaterThan(-1);
       const post = log.find((l) => l.includes('msg="stdout: ran post-workload\\n"'));
       expect(post).toMatch(/ name=web-[a-z0-9]+-[a-z0-9]+ /);
+      // With its whole timeout: the hook runner is not bound by a Lambda's 15 minutes.
+      expect(log.some((l) => l.includes('running exec hook') && l.includes('hookTimeout=1h0m0s'))).toBe(true);
+      expect(log.some((l) => l.includes('runs with'))).toBe(false);
     });
 
     it('restores each restore group’s items, and nothing no restore group takes', async () => {
