@@ -1,15 +1,57 @@
 /**
  * Garbage collection's decisions, apart from its I/O (docs/repository-format.md, "Garbage
- * collection"): which packs hold no live blob, and which condemned packs may go now (block maps
- * are read with block mode's own parser, domain/block-map). Deletion is two-phase: a pack is first condemned (writers stop deduplicating
- * against it), and deleted only once every writer that could have loaded it before the
- * condemnation has ended — and only if no manifest written meanwhile uses one of its blobs.
+ * collection"): the live marks, which packs hold no live blob, and which condemned packs may go
+ * now. Deletion is two-phase: a pack is first condemned (writers stop deduplicating against it),
+ * and deleted only once every writer that could have loaded it before the condemnation has ended
+ * — and only if no manifest written meanwhile uses one of its blobs.
  */
+import { type IndexSegment, type PackInfo, packNumberAt, positionIn } from './repository-index.js';
 
-export interface PackContents {
-  readonly id: string;
-  readonly bytes: number;
-  readonly blobs: readonly string[];
+/**
+ * The live mark of every blob of an inventory (one merged index segment): one bit a blob, beside
+ * the segment's 49 bytes, instead of a set of ids — so marking a repository of millions of blobs
+ * stays within the index's own memory. A blob the inventory does not hold cannot be marked (its
+ * pack is not in the inventory, so it is not a candidate either).
+ */
+export class BlobMarks {
+  private readonly bits: Uint8Array;
+  private marked = 0;
+
+  constructor(readonly inventory: IndexSegment) {
+    this.bits = new Uint8Array(Math.ceil(inventory.count / 8));
+  }
+
+  /** Marks the blob live; false when the inventory does not hold it. */
+  mark(id: string): boolean {
+    const i = positionIn(this.inventory, id);
+    if (i < 0) return false;
+    const mask = 1 << (i & 7);
+    if (((this.bits[i >> 3] as number) & mask) === 0) {
+      this.bits[i >> 3] = (this.bits[i >> 3] as number) | mask;
+      this.marked++;
+    }
+    return true;
+  }
+
+  isMarked(id: string): boolean {
+    const i = positionIn(this.inventory, id);
+    return i >= 0 && ((this.bits[i >> 3] as number) & (1 << (i & 7))) !== 0;
+  }
+
+  count(): number {
+    return this.marked;
+  }
+
+  /** Packs holding at least one marked blob. */
+  livePacks(): Set<string> {
+    const live = new Set<string>();
+    for (let i = 0; i < this.inventory.count; i++)
+      if (((this.bits[i >> 3] as number) & (1 << (i & 7))) !== 0) {
+        const pack = this.inventory.packs[packNumberAt(this.inventory, i)];
+        if (pack) live.add(pack.id);
+      }
+    return live;
+  }
 }
 
 export interface Condemnation {
@@ -21,15 +63,13 @@ export interface Condemnation {
 
 /** Packs none of whose blobs is live, less those already condemned. */
 export function packsToCondemn(options: {
-  packs: Iterable<PackContents>;
-  isLive: (blobId: string) => boolean;
+  packs: Iterable<PackInfo>;
+  livePacks: ReadonlySet<string>;
   alreadyCondemned: ReadonlySet<string>;
-}): PackContents[] {
-  const out: PackContents[] = [];
-  for (const pack of options.packs) {
-    if (options.alreadyCondemned.has(pack.id)) continue;
-    if (!pack.blobs.some(options.isLive)) out.push(pack);
-  }
+}): PackInfo[] {
+  const out: PackInfo[] = [];
+  for (const pack of options.packs)
+    if (!options.alreadyCondemned.has(pack.id) && !options.livePacks.has(pack.id)) out.push(pack);
   return out;
 }
 

@@ -264,6 +264,18 @@ export function decodeIndex(bytes: Uint8Array): IndexSegment {
   return { packs, records, count };
 }
 
+/** The record number of a blob id in a segment, or -1. */
+export function positionIn(segment: IndexSegment, id: string): number {
+  const bytes = fromHex(id);
+  if (!bytes || bytes.length !== BLOB_ID_BYTES) return -1;
+  return findIn(segment, bytes);
+}
+
+/** The pack number (in the segment's pack table) of a record. */
+export function packNumberAt(segment: IndexSegment, record: number): number {
+  return readU32(segment.records, record * INDEX_RECORD_BYTES + 32);
+}
+
 export function lookupInSegment(segment: IndexSegment, id: string): BlobLocation | undefined {
   const bytes = fromHex(id);
   if (!bytes || bytes.length !== BLOB_ID_BYTES) return undefined;

@@ -10,8 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { type CondemnedRecord, writerLeaseSchema } from '../../contracts/repository.js';
 import { parseBlockMapChunk } from '../../domain/block-map.js';
 import { fileTreeChildren } from '../../domain/file-tree.js';
-import { leaseIsLive, type PackContents, packsToCondemn, planSweep } from '../../domain/repository-gc.js';
-import { locationsOf } from '../../domain/repository-index.js';
+import { BlobMarks, leaseIsLive, packsToCondemn, planSweep } from '../../domain/repository-gc.js';
+import { mergeSegments, segmentOfPacks } from '../../domain/repository-index.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
 import type { BlobId, GcReport, SnapshotManifest } from '../../ports/repository.js';
 import { mapBounded } from './bounded.js';
@@ -69,12 +69,14 @@ async function liveLeases(options: {
   return live;
 }
 
+/** Marks what manifests reach, in the inventory's bitmap; trees are read once each. */
 class Marker {
-  readonly live = new Set<string>();
-  private readonly marked = new Set<string>();
+  private readonly read = new Set<string>();
+  private readonly treesSeen = new Set<string>();
   manifests = 0;
 
   constructor(
+    private readonly marks: BlobMarks,
     private readonly options: {
       readManifest: (id: string, signal?: AbortSignal) => Promise<SnapshotManifest | undefined>;
       getBlob: (id: BlobId, signal?: AbortSignal) => Promise<Uint8Array>;
@@ -85,10 +87,10 @@ class Marker {
 
   /** Marks the manifests not marked yet; a manifest deleted meanwhile is skipped. */
   async mark(ids: readonly string[]): Promise<void> {
-    const fresh = ids.filter((id) => !this.marked.has(id));
+    const fresh = ids.filter((id) => !this.read.has(id));
     await mapBounded(fresh, READ_CONCURRENCY, async (id) => {
       const manifest = await this.options.readManifest(id, this.options.signal);
-      this.marked.add(id);
+      this.read.add(id);
       if (!manifest) return;
       this.manifests++;
       if (manifest.kind === 'block') await this.markBlock(manifest.blockMap);
@@ -98,9 +100,11 @@ class Marker {
 
   private async markBlock(blockMap: readonly BlobId[]): Promise<void> {
     await mapBounded(blockMap, READ_CONCURRENCY, async (mapId) => {
-      this.live.add(mapId);
+      // A block map shared with a manifest marked before (an unchanged range) is marked already.
+      if (this.marks.isMarked(mapId)) return;
+      this.marks.mark(mapId);
       const bytes = await this.options.getBlob(mapId, this.options.signal);
-      for (const [, id] of parseBlockMapChunk(Buffer.from(bytes).toString('utf8'))) this.live.add(id);
+      for (const [, id] of parseBlockMapChunk(Buffer.from(bytes).toString('utf8'))) this.marks.mark(id);
     });
   }
 
@@ -108,12 +112,15 @@ class Marker {
     const references = this.options.fileTreeReferences ?? fileTreeChildren;
     const queue = [root];
     while (queue.length > 0) {
-      const batch = queue.splice(0, READ_CONCURRENCY).filter((id) => !this.live.has(id));
-      for (const id of batch) this.live.add(id);
+      const batch = queue.splice(0, READ_CONCURRENCY).filter((id) => !this.treesSeen.has(id));
+      for (const id of batch) {
+        this.treesSeen.add(id);
+        this.marks.mark(id);
+      }
       await mapBounded(batch, READ_CONCURRENCY, async (id) => {
         const refs = references(await this.options.getBlob(id, this.options.signal));
-        for (const blob of refs.data) this.live.add(blob);
-        for (const tree of refs.nested) if (!this.live.has(tree)) queue.push(tree);
+        for (const blob of refs.data) this.marks.mark(blob);
+        for (const tree of refs.nested) if (!this.treesSeen.has(tree)) queue.push(tree);
       });
     }
   }
@@ -140,35 +147,36 @@ export async function collectGarbage(options: {
   });
   await lock.acquire({ signal });
   try {
-    // 1. Leases before manifests: a writer gone from the first listing wrote its manifest before.
+    // 1. Leases before manifests: a writer gone from this listing wrote its manifest before.
     await liveLeases({ session, skewMs, signal });
-    const marker = new Marker({ ...options, signal });
-    await marker.mark(await options.manifestIds(signal));
 
-    // 2. Every pack and its blobs: from the index, and from their own headers for packs no index
-    // covers yet (a writer still uploading, or one that was killed).
+    // 2. The inventory: every pack listed and its blobs, from the index and, for packs no index
+    // covers yet (a writer still uploading, or one that was killed), from their own headers.
     await session.refresh(signal);
-    const contents = new Map<string, { bytes: number; blobs: string[] }>();
-    for (const [id, bytes] of session.index.packs()) contents.set(id, { bytes, blobs: [] });
-    for (const location of locationsOf(session.index.merged()))
-      contents.get(location.packId)?.blobs.push(location.id);
     const listed = (await session.store.list(repositoryKeys.packsDir, { signal })).map(repositoryKeyId);
     const listedSet = new Set(listed);
-    const unindexed = listed.filter((id) => !contents.has(id));
+    const indexed = session.index.packs();
+    const unindexed = listed.filter((id) => !indexed.has(id));
     const headers = await mapBounded(unindexed, READ_CONCURRENCY, (packId) =>
       readPackHeader({ store: session.store, crypto: session.crypto, packId, signal }),
     );
-    for (const h of headers)
-      if (h) contents.set(h.pack.id, { bytes: h.pack.bytes, blobs: h.entries.map((e) => e.id) });
-    const packs: PackContents[] = [...contents]
-      .filter(([id]) => listedSet.has(id))
-      .map(([id, c]) => ({ id, bytes: c.bytes, blobs: c.blobs }));
+    const gone = new Set([...indexed.keys()].filter((id) => !listedSet.has(id)));
+    const inventory = mergeSegments({
+      segments: [session.index.merged(), segmentOfPacks(headers.filter((h) => h !== undefined))],
+      excludePacks: gone,
+    });
+    const packs = inventory.packs;
 
-    // 3. Condemn packs without a live blob; the record first, then the writers that may have
+    // 3. Mark from the manifests (read after the leases).
+    const marks = new BlobMarks(inventory);
+    const marker = new Marker(marks, { ...options, signal });
+    await marker.mark(await options.manifestIds(signal));
+
+    // 4. Condemn packs without a live blob; the record first, then the writers that may have
     // loaded those packs before it existed (every lease present once it is written).
     const existing = await readCondemnedRecords({ store: session.store, signal });
     const alreadyCondemned = new Set(existing.flatMap((r) => r.record.packs.map((p) => p.id)));
-    const fresh = packsToCondemn({ packs, isLive: (id) => marker.live.has(id), alreadyCondemned });
+    const fresh = packsToCondemn({ packs, livePacks: marks.livePacks(), alreadyCondemned });
     const records: CondemnedRecord[] = existing.map((r) => r.record);
     if (fresh.length > 0) {
       const record: CondemnedRecord = {
@@ -192,13 +200,14 @@ export async function collectGarbage(options: {
       }
     }
 
-    // 4. Sweep: the live leases now, then manifests written since the mark (leases first again).
+    // 5. Sweep: the live leases now, then manifests written since the mark (leases first again).
     const liveWriters = await liveLeases({ session, skewMs, signal });
     await marker.mark(await options.manifestIds(signal));
+    const livePacks = marks.livePacks();
     const plan = planSweep({
       records: records.map((r) => ({ recordId: r.recordId, packs: r.packs, blockers: r.blockers })),
       liveWriters,
-      packHasLiveBlob: (id) => (contents.get(id)?.blobs ?? []).some((b) => marker.live.has(b)),
+      packHasLiveBlob: (id) => livePacks.has(id),
     });
     const deleting = new Set(plan.deletions.map((p) => p.id));
     let bytesFreed = 0;
@@ -236,7 +245,7 @@ export async function collectGarbage(options: {
       packsCondemned: fresh.length,
       packsWaiting: waiting,
       packsReprieved: plan.reprieved.length,
-      blobsLive: marker.live.size,
+      blobsLive: marks.count(),
     };
   } finally {
     await lock.release(signal).catch(() => undefined);

@@ -1,28 +1,69 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { leaseIsLive, packsToCondemn, planSweep } from '../../../../shared/domain/repository-gc.js';
+import {
+  BlobMarks,
+  leaseIsLive,
+  packsToCondemn,
+  planSweep,
+} from '../../../../shared/domain/repository-gc.js';
+import { segmentOfPacks } from '../../../../shared/domain/repository-index.js';
 
 const id = (n: number): string => n.toString(16).padStart(64, '0');
 
-describe('condemning packs', () => {
-  it('condemns exactly the packs without a live blob that are not condemned yet', () => {
+const packId = (n: number): string => n.toString(16).padStart(32, '0');
+
+describe('marking and condemning packs', () => {
+  it('condemns every pack without a live blob, and keeps a copy of every live blob', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.array(fc.nat({ max: 30 }), { maxLength: 5 }), { maxLength: 10 }),
+        fc.array(fc.uniqueArray(fc.nat({ max: 30 }), { maxLength: 5 }), { maxLength: 10 }),
         fc.uniqueArray(fc.nat({ max: 30 })),
         fc.uniqueArray(fc.nat({ max: 9 })),
         (blobsOfPacks, liveIds, condemnedIdx) => {
-          const packs = blobsOfPacks.map((blobs, i) => ({ id: `p${i}`, bytes: i, blobs: blobs.map(id) }));
+          const packs = blobsOfPacks.map((blobs, i) => ({
+            pack: { id: packId(i), bytes: i },
+            entries: blobs.map((b, k) => ({
+              id: id(b),
+              offset: 100 + k,
+              length: 1,
+              rawLength: 1,
+              compressed: false,
+            })),
+          }));
+          const marks = new BlobMarks(segmentOfPacks(packs));
+          for (const b of liveIds) marks.mark(id(b));
+          const already = new Set(condemnedIdx.map(packId));
+          const out = new Set(
+            packsToCondemn({
+              packs: marks.inventory.packs,
+              livePacks: marks.livePacks(),
+              alreadyCondemned: already,
+            }).map((p) => p.id),
+          );
           const live = new Set(liveIds.map(id));
-          const already = new Set(condemnedIdx.map((i) => `p${i}`));
-          const out = packsToCondemn({ packs, isLive: (b) => live.has(b), alreadyCondemned: already });
           for (const p of packs) {
-            const dead = !p.blobs.some((b) => live.has(b));
-            expect(out.includes(p)).toBe(dead && !already.has(p.id));
+            const holdsLive = p.entries.some((e) => live.has(e.id));
+            if (!holdsLive) expect(out.has(p.pack.id)).toBe(!already.has(p.pack.id));
+            if (already.has(p.pack.id)) expect(out.has(p.pack.id)).toBe(false);
           }
+          // A blob stored in several packs may let all but one go; never all of them.
+          for (const b of live) {
+            const holders = packs.filter((p) => p.entries.some((e) => e.id === b)).map((p) => p.pack.id);
+            if (holders.length > 0) expect(holders.some((h) => !out.has(h))).toBe(true);
+          }
+          expect(marks.count()).toBe(
+            [...live].filter((b) => packs.some((p) => p.entries.some((e) => e.id === b))).length,
+          );
         },
       ),
     );
+  });
+
+  it('cannot mark a blob the inventory does not hold', () => {
+    const marks = new BlobMarks(segmentOfPacks([]));
+    expect(marks.mark(id(1))).toBe(false);
+    expect(marks.isMarked(id(1))).toBe(false);
+    expect(marks.count()).toBe(0);
   });
 });
 
