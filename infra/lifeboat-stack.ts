@@ -6,17 +6,21 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { BackupStorage } from './constructs/backup-storage.js';
 import { BackupWorkflow } from './constructs/backup-workflow.js';
+import { DataMover } from './constructs/data-mover.js';
 import { RestoreWorkflow } from './constructs/restore-workflow.js';
 
 export interface LifeboatStackProps extends StackProps {
   /** EKS clusters (same account and region) this deployment backs up, by name. */
   readonly clusters?: readonly string[];
+  /** Roles in other accounts the data mover may restore volumes through (cross-account DR). */
+  readonly crossAccountRestoreRoles?: readonly string[];
 }
 
 export class LifeboatStack extends Stack {
   readonly storage: BackupStorage;
   readonly backup: BackupWorkflow;
   readonly restore: RestoreWorkflow;
+  readonly dataMover: DataMover;
 
   constructor(scope: Construct, id: string, props: LifeboatStackProps = {}) {
     super(scope, id, props);
@@ -31,8 +35,21 @@ export class LifeboatStack extends Stack {
       key: this.storage.key,
       clusters: props.clusters ?? [],
     });
+    // Volume data moved into the repository and back; in the hook runner's cluster and subnets.
+    const tasks = this.backup.hookRunner;
+    this.dataMover = new DataMover(this, 'DataMover', {
+      bucket: this.storage.bucket,
+      storageKey: this.storage.key,
+      cluster: tasks.cluster,
+      subnetIds: tasks.subnetIds,
+      assignPublicIp: tasks.assignPublicIp,
+      ...(props.crossAccountRestoreRoles ? { crossAccountRestoreRoles: props.crossAccountRestoreRoles } : {}),
+    });
     new CfnOutput(this, 'BackupBucketName', { value: this.storage.bucket.bucketName });
     new CfnOutput(this, 'RestoreStateMachineArn', { value: this.restore.stateMachine.stateMachineArn });
+    new CfnOutput(this, 'DataMoverTaskDefinitionArn', {
+      value: this.dataMover.taskDefinition.taskDefinitionArn,
+    });
     new CfnOutput(this, 'BackupStateMachineArn', { value: this.backup.stateMachine.stateMachineArn });
   }
 }

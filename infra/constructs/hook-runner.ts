@@ -7,7 +7,7 @@
  * with public subnets only (no NAT gateway, nothing billed while idle) and flow logs is created;
  * the task's security group allows HTTPS out only.
  */
-import { Fn, IgnoreMode, Stack, Validations } from 'aws-cdk-lib';
+import { Fn, Stack, Validations } from 'aws-cdk-lib';
 import {
   FlowLogDestination,
   type IVpc,
@@ -18,23 +18,14 @@ import {
   SubnetType,
   Vpc,
 } from 'aws-cdk-lib/aws-ec2';
-import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
-import {
-  Cluster,
-  ContainerImage,
-  ContainerInsights,
-  CpuArchitecture,
-  FargateTaskDefinition,
-  LogDrivers,
-  OperatingSystemFamily,
-} from 'aws-cdk-lib/aws-ecs';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Cluster, ContainerInsights, type FargateTaskDefinition } from 'aws-cdk-lib/aws-ecs';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { clusterAccess, ROOT } from './step-function.js';
+import { arm64TaskDefinition, grantRunTask, runTaskSubstitutions } from './fargate-task.js';
+import { clusterAccess } from './step-function.js';
 
 /** The Kubernetes group whose members may exec into pods for hooks (bound by the cluster's RBAC). */
 export const HOOK_EXEC_GROUP = 'lifeboat:hook-exec';
@@ -94,36 +85,17 @@ export class HookRunner extends Construct {
     clusterAccess(this, { role: taskRole, clusters: props.clusters, kubernetesGroups: [HOOK_EXEC_GROUP] });
 
     this.taskRole = taskRole;
-    this.taskDefinition = new FargateTaskDefinition(this, 'Task', {
+    this.taskDefinition = arm64TaskDefinition(this, {
+      name: HOOK_RUNNER_CONTAINER,
       cpu: 256,
       memoryLimitMiB: 512,
-      runtimePlatform: {
-        cpuArchitecture: CpuArchitecture.ARM64,
-        operatingSystemFamily: OperatingSystemFamily.LINUX,
-      },
       taskRole,
-    });
-    const logGroup = new LogGroup(this, 'Logs', {
-      logGroupName: `/ecs/${stack.stackName}-hook-runner`,
-      retention: RetentionDays.ONE_MONTH,
-    });
-    this.taskDefinition.addContainer(HOOK_RUNNER_CONTAINER, {
-      image: ContainerImage.fromAsset(ROOT, {
-        file: 'functions/hook-runner/Dockerfile',
-        platform: Platform.LINUX_ARM64,
-        // Only what the image is built from; the rest of the repository never reaches the asset.
-        ignoreMode: IgnoreMode.DOCKER,
-        exclude: ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!shared', '!functions'],
-      }),
-      essential: true,
-      logging: LogDrivers.awsLogs({ streamPrefix: 'hook-runner', logGroup }),
       environment: {
         AWS_REGION: stack.region,
         LIFEBOAT_BUCKET: props.bucket.bucketName,
         LIFEBOAT_PREFIX: props.prefix ?? '',
         NODE_OPTIONS: '--enable-source-maps',
       },
-      readonlyRootFilesystem: true,
     });
 
     const acknowledge = (id: string, reason: string): void =>
@@ -140,48 +112,10 @@ export class HookRunner extends Construct {
 
   /** Lets the state machine run the task and wait for it (`ecs:runTask.sync`). */
   grantRun(machine: StateMachine): void {
-    const stack = Stack.of(this);
-    machine.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['ecs:RunTask'],
-        resources: [this.taskDefinition.taskDefinitionArn],
-        conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
-      }),
-    );
-    machine.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['ecs:StopTask', 'ecs:DescribeTasks'],
-        resources: [
-          stack.formatArn({
-            service: 'ecs',
-            resource: 'task',
-            resourceName: `${this.cluster.clusterName}/*`,
-          }),
-        ],
-      }),
-    );
-    machine.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['iam:PassRole'],
-        resources: [this.taskDefinition.taskRole.roleArn, this.taskDefinition.obtainExecutionRole().roleArn],
-      }),
-    );
-    // The managed rule through which Step Functions learns that a task stopped (.sync).
-    machine.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
-        resources: [
-          stack.formatArn({
-            service: 'events',
-            resource: 'rule',
-            resourceName: 'StepFunctionsGetEventsForECSTaskRule',
-          }),
-        ],
-      }),
-    );
-    Validations.of(machine).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${stack.region}:${stack.account}:task/<${stack.getLogicalId(this.cluster.node.defaultChild as never)}>/*]`,
-      reason: 'The hook runner tasks of this cluster: their ids exist only once started',
+    grantRunTask(machine, {
+      cluster: this.cluster,
+      taskDefinition: this.taskDefinition,
+      what: 'hook runner',
     });
   }
 
@@ -198,19 +132,8 @@ export class HookRunner extends Construct {
 }
 
 /** The `${HookRunner…}` placeholders of backup.asl.json (RunLongHookBlock) and what fills each. */
-export function hookRunnerSubstitutions(values: {
-  clusterArn: string;
-  taskDefinitionArn: string;
-  /** Comma-separated: the state machine splits them (States.StringSplit). */
-  subnetIds: string;
-  securityGroupId: string;
-  assignPublicIp: boolean;
-}): Record<string, string> {
-  return {
-    HookRunnerClusterArn: values.clusterArn,
-    HookRunnerTaskDefinitionArn: values.taskDefinitionArn,
-    HookRunnerSubnetIds: values.subnetIds,
-    HookRunnerSecurityGroupId: values.securityGroupId,
-    HookRunnerAssignPublicIp: values.assignPublicIp ? 'ENABLED' : 'DISABLED',
-  };
+export function hookRunnerSubstitutions(
+  values: Parameters<typeof runTaskSubstitutions>[1],
+): Record<string, string> {
+  return runTaskSubstitutions('HookRunner', values);
 }

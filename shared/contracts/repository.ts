@@ -51,7 +51,8 @@ export const repositoryFormatSchema = z.strictObject({
 export type RepositoryFormat = z.infer<typeof repositoryFormatSchema>;
 
 const tags = z.record(z.string(), z.string());
-const manifestStats = z.strictObject({
+/** A snapshot manifest's figures; the data mover's result repeats them. */
+export const manifestStats = z.strictObject({
   totalBytes: z.number().nonnegative(),
   bytesRead: z.number().nonnegative(),
   blocksRead: z.number().int().nonnegative().optional(),

@@ -193,3 +193,18 @@ export class HostileFileTree extends LifeboatError {
     this.where = where;
   }
 }
+
+/**
+ * A data-mover job was cancelled: its task was stopped (SIGTERM, what ECS StopTask sends) or its
+ * cancel marker was written. What was durable stays (a re-run deduplicates against it); nothing
+ * half-written is flushed, and no manifest is written.
+ */
+export class DataMoverCancelled extends LifeboatError {
+  readonly reason: string;
+
+  constructor(reason: string) {
+    super(`the data mover job was cancelled: ${reason}`);
+    this.name = 'DataMoverCancelled';
+    this.reason = reason;
+  }
+}

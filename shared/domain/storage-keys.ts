@@ -148,6 +148,21 @@ export const repositoryKeys = (() => {
   };
 })();
 
+/**
+ * Working data of one data-mover job (docs/data-mover.md), by its id: the progress document the
+ * state machine reads, block backup's checkpoint, and the marker that cancels the job. Expires
+ * with `plugins/lifeboat/work/`; never part of a backup.
+ */
+export const dataMoverWorkKeys = (jobId: string) => {
+  const dir = `${LIFEBOAT}/work/data-mover/${jobId}/`;
+  return {
+    dir,
+    progress: `${dir}progress.json`,
+    checkpoint: `${dir}checkpoint.json`,
+    cancel: `${dir}cancel.json`,
+  };
+};
+
 /** The id at the end of a repository key (`…/packs/ab/<id>` → `<id>`), without `.json`. */
 export const repositoryKeyId = (key: string): string => (key.split('/').pop() ?? '').replace(/\.json$/, '');
 

@@ -184,8 +184,11 @@ describe('the Lifeboat stack', () => {
     const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
       JSON.stringify(p.Properties.PolicyDocument).includes('ec2:CreateVolume'),
     );
-    expect(policies).toHaveLength(1);
-    const statements = policies[0]?.Properties.PolicyDocument.Statement as {
+    // RestoreVolumes, and the data mover's block restore (asserted in test/infra/data-mover.test.ts).
+    expect(policies).toHaveLength(2);
+    const restore = policies.filter((p) => !JSON.stringify(p.Properties.Roles).includes('DataMoverTaskRole'));
+    expect(restore).toHaveLength(1);
+    const statements = restore[0]?.Properties.PolicyDocument.Statement as {
       Action: string | string[];
       Condition?: unknown;
     }[];
