@@ -163,7 +163,8 @@ async function blockBackup(job: DataMoverJobOf<'block-backup'>, run: Run): Promi
     now: () => run.deps.clock.now(),
     signal,
   });
-  return blockBackupResult(backup.manifest, { ...backup.run, alreadyStored: false });
+  const { blocksRead, bytesRead, resumedAtBlock } = backup.run;
+  return blockBackupResult(backup.manifest, { blocksRead, bytesRead, resumedAtBlock, alreadyStored: false });
 }
 
 async function blockRestore(job: DataMoverJobOf<'block-restore'>, run: Run): Promise<DataMoverResult> {
@@ -193,7 +194,15 @@ async function blockRestore(job: DataMoverJobOf<'block-restore'>, run: Run): Pro
     onProgress: (p) => run.reporter.update(p),
     signal: run.signal,
   });
-  return { kind: 'block-restore', manifestId: job.manifestId, ...result };
+  return {
+    kind: 'block-restore',
+    manifestId: job.manifestId,
+    snapshotId: result.snapshotId,
+    ...(result.volumeId ? { volumeId: result.volumeId } : {}),
+    ...(result.kmsKeyArn ? { kmsKeyArn: result.kmsKeyArn } : {}),
+    blocksWritten: result.blocksWritten,
+    bytesWritten: result.bytesWritten,
+  };
 }
 
 async function fileBackup(job: DataMoverJobOf<'file-backup'>, run: Run): Promise<DataMoverResult> {
@@ -226,7 +235,7 @@ async function fileBackup(job: DataMoverJobOf<'file-backup'>, run: Run): Promise
     filesUnchanged: result?.filesUnchanged ?? 0,
     chunks: result?.chunks ?? 0,
     chunksDeduplicated: result?.chunksDeduplicated ?? 0,
-    skipped: (result?.skipped ?? []).slice(0, LISTED).map((s) => ({ ...s })),
+    skipped: (result?.skipped ?? []).slice(0, LISTED).map((s) => ({ path: s.path, reason: s.reason })),
     skippedCount: result?.skipped.length ?? 0,
     alreadyStored: result === undefined,
   };
@@ -242,7 +251,15 @@ async function fileRestore(job: DataMoverJobOf<'file-restore'>, run: Run): Promi
     onProgress: (p) => run.reporter.update({ ...p, totalKnown: true }),
     signal: run.signal,
   });
-  return { kind: 'file-restore', manifestId: job.manifestId, ...result };
+  return {
+    kind: 'file-restore',
+    manifestId: job.manifestId,
+    files: result.files,
+    directories: result.directories,
+    symlinks: result.symlinks,
+    hardLinks: result.hardLinks,
+    bytesWritten: result.bytesWritten,
+  };
 }
 
 async function perform(job: DataMoverJob, run: Omit<Run, 'repository'>): Promise<DataMoverResult> {
@@ -269,8 +286,16 @@ async function perform(job: DataMoverJob, run: Omit<Run, 'repository'>): Promise
         problemCount: report.problems.length,
       };
     }
-    case 'gc':
-      return { kind: 'gc', ...(await repository.collectGarbage({ signal: run.signal })) };
+    case 'gc': {
+      const report = await repository.collectGarbage({ signal: run.signal });
+      return {
+        kind: 'gc',
+        liveManifests: report.liveManifests,
+        packsKept: report.packsKept,
+        packsDeleted: report.packsDeleted,
+        bytesFreed: report.bytesFreed,
+      };
+    }
   }
 }
 

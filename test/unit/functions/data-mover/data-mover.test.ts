@@ -16,7 +16,11 @@ import { storedJobWork } from '../../../../functions/data-mover/job-work.js';
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
 import { LocalKeyWrapper } from '../../../../shared/adapters/local-key-wrapper.js';
 import { openRepository } from '../../../../shared/adapters/repository/open-repository.js';
-import type { DataMoverJob, DataMoverProgress } from '../../../../shared/contracts/data-mover-job.js';
+import {
+  type DataMoverJob,
+  type DataMoverProgress,
+  dataMoverProgress,
+} from '../../../../shared/contracts/data-mover-job.js';
 import { DataMoverCancelled, SnapshotManifestMissing } from '../../../../shared/domain/errors.js';
 import { fileTreeChildren } from '../../../../shared/domain/file-tree.js';
 import { dataMoverWorkKeys, repositoryKeys } from '../../../../shared/domain/storage-keys.js';
@@ -52,7 +56,8 @@ describe('runDataMoverJob', () => {
   const run = (job: DataMoverJob): Promise<DataMoverProgress> => runDataMoverJob(job, depsFor(job));
   const progressOf = async (jobId: string): Promise<DataMoverProgress | undefined> => {
     const body = await store.get(dataMoverWorkKeys(jobId).progress);
-    return body ? (JSON.parse(Buffer.from(body).toString('utf8')) as DataMoverProgress) : undefined;
+    // Strictly, as the state machine's reader does.
+    return body ? dataMoverProgress.parse(JSON.parse(Buffer.from(body).toString('utf8'))) : undefined;
   };
 
   beforeEach(async () => {
@@ -203,5 +208,8 @@ describe('runDataMoverJob', () => {
 
     const collected = await run({ kind: 'gc', jobId: 'gc-1', repository: repository() });
     expect(collected.result).toMatchObject({ kind: 'gc', liveManifests: 1, packsDeleted: 0 });
+    // What the state machine reads back: the documents parse strictly.
+    expect(await progressOf('verify-1')).toEqual(verified);
+    expect(await progressOf('gc-1')).toEqual(collected);
   });
 });
