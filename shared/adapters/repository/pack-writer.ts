@@ -2,8 +2,8 @@
  * One writer session (one data-mover run): blobs deduplicated against the index it loaded after
  * taking its lease, sealed into an open pack, packs uploaded with bounded concurrency, and an
  * index object written for every few durable packs and at flush (never before its packs are
- * durable). Memory: the open pack, at most `uploadConcurrency` packs in flight (plus one per
- * concurrent caller at most), and the ids of blobs not yet indexed.
+ * durable). Memory: the open pack (its target and one blob at most), at most `uploadConcurrency`
+ * packs uploading, and the ids of blobs not yet indexed.
  * Never: a blob in a condemned pack counted as stored, a blob reported stored that no pack will hold.
  */
 import { randomBytes } from 'node:crypto';
@@ -37,6 +37,9 @@ export class PackWriter implements RepositoryWriter {
   private readonly pending = new Set<string>();
   private open: SealedRecord[] = [];
   private openBytes = 0;
+  /** Plaintext bytes of blobs being sealed for the open pack. */
+  private reserved = 0;
+  private waiters: (() => void)[] = [];
   private readonly uploads = new Set<Promise<void>>();
   private durable: { pack: PackInfo; entries: readonly PackEntry[] }[] = [];
   private indexing: Promise<void> = Promise.resolve();
@@ -81,10 +84,41 @@ export class PackWriter implements RepositoryWriter {
     if (this.failure !== undefined) throw this.failure;
   }
 
-  private async waitForRoom(signal?: AbortSignal): Promise<void> {
-    while (this.uploads.size >= this.settings.uploadConcurrency) {
+  private full(): boolean {
+    return this.openBytes >= this.settings.packTargetBytes;
+  }
+
+  private changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /**
+   * Waits until a blob of `bytes` may join the open pack, and reserves room for it: the open pack
+   * plus the blobs being sealed for it stay within its target (one blob over at most), and a full
+   * pack is sealed as soon as fewer than `uploadConcurrency` packs are uploading. However many
+   * callers wait here, memory holds one open pack and `uploadConcurrency` uploading ones.
+   */
+  private async reserve(bytes: number, signal?: AbortSignal): Promise<void> {
+    for (;;) {
       signal?.throwIfAborted();
-      await Promise.race(this.uploads);
+      this.throwIfFailed();
+      if (this.full()) {
+        if (this.uploads.size < this.settings.uploadConcurrency) this.sealOpenPack(signal);
+        else await this.changed();
+        continue;
+      }
+      if (this.reserved > 0 && this.openBytes + this.reserved + bytes > this.settings.packTargetBytes) {
+        await this.changed(); // the blobs being sealed fill this pack: wait for the next one
+        continue;
+      }
+      this.reserved += bytes;
+      return;
     }
   }
 
@@ -103,20 +137,27 @@ export class PackWriter implements RepositoryWriter {
       return { id, stored: false, rawBytes: data.length, storedBytes: 0 };
     }
     this.pending.add(id);
+    let reserved = 0;
     try {
-      await this.waitForRoom(signal);
+      await this.reserve(data.length, signal);
+      reserved = data.length;
       const record = await sealRecord({ crypto: this.session.crypto, id, data });
       signal?.throwIfAborted();
+      this.reserved -= reserved;
+      reserved = 0;
       this.open.push(record);
       this.openBytes += record.sealedLength;
       this.counts.blobsStored++;
       this.counts.rawBytes += data.length;
       this.counts.storedBytes += record.sealedLength;
-      if (this.openBytes >= this.settings.packTargetBytes) this.sealOpenPack(signal);
+      if (this.full() && this.uploads.size < this.settings.uploadConcurrency) this.sealOpenPack(signal);
+      this.notify();
       return { id, stored: true, rawBytes: data.length, storedBytes: record.sealedLength };
     } catch (error) {
       // Another caller may already have deduplicated against this id: the session is void.
+      this.reserved -= reserved;
       this.failure ??= error;
+      this.notify();
       throw error;
     }
   }
@@ -130,7 +171,10 @@ export class PackWriter implements RepositoryWriter {
       .catch((error: unknown) => {
         this.failure ??= error;
       })
-      .finally(() => this.uploads.delete(upload));
+      .finally(() => {
+        this.uploads.delete(upload);
+        this.notify();
+      });
     this.uploads.add(upload);
   }
 
@@ -159,6 +203,7 @@ export class PackWriter implements RepositoryWriter {
     const signal = options?.signal;
     await this.start(signal);
     this.throwIfFailed();
+    while (this.uploads.size >= this.settings.uploadConcurrency) await Promise.race(this.uploads);
     this.sealOpenPack(signal);
     while (this.uploads.size > 0) await Promise.all(this.uploads);
     this.throwIfFailed();

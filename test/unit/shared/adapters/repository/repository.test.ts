@@ -226,6 +226,26 @@ describe('writer sessions', () => {
     await writer.close();
   });
 
+  it('upload at most uploadConcurrency packs at once, however many callers put blobs', async () => {
+    const { store: inner } = await tempStore();
+    const store = new RecordingStore(inner);
+    store.packPutDelayMs = 20;
+    const repo = await openRepository({
+      store,
+      keys: key(),
+      create: { packTargetBytes: 16 * KiB },
+      uploadConcurrency: 2,
+    });
+    const writer = repo.writer();
+    const blobs = Array.from({ length: 64 }, () => randomBytes(8 * KiB));
+    await Promise.all(blobs.map((b) => writer.putBlob(b)));
+    await writer.flush();
+    await writer.close();
+    expect(store.packPuts).toBe(32); // two 8 KiB blobs fill a 16 KiB pack: the target holds
+    expect(store.maxPackPutsInFlight).toBe(2);
+    expect(writer.stats()).toMatchObject({ blobsStored: 64, packsWritten: store.packPuts });
+  });
+
   it('keep memory bounded: a blob over the limit is refused by name', async () => {
     const { store } = await tempStore();
     const repo = await openRepository({ store, keys: key(), create: { maxBlobBytes: 4 * KiB } });

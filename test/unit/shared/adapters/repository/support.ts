@@ -37,13 +37,25 @@ export class RecordingStore implements ObjectStore {
   readonly location: string;
   packPuts = 0;
   stopIndexWrites = false;
+  /** Each pack upload takes this long (to see how many run at once). */
+  packPutDelayMs = 0;
+  packPutsInFlight = 0;
+  maxPackPutsInFlight = 0;
   constructor(private readonly inner: ObjectStore) {
     this.location = inner.location;
   }
-  put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
+  async put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
     if (k.startsWith(repositoryKeys.indexDir) && this.stopIndexWrites) return new Promise(() => undefined);
-    if (k.startsWith(repositoryKeys.packsDir)) this.packPuts++;
-    return this.inner.put(k, body, options);
+    if (!k.startsWith(repositoryKeys.packsDir)) return this.inner.put(k, body, options);
+    this.packPuts++;
+    this.packPutsInFlight++;
+    this.maxPackPutsInFlight = Math.max(this.maxPackPutsInFlight, this.packPutsInFlight);
+    try {
+      if (this.packPutDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.packPutDelayMs));
+      await this.inner.put(k, body, options);
+    } finally {
+      this.packPutsInFlight--;
+    }
   }
   putStream(k: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void> {
     return this.inner.putStream(k, body, options);
