@@ -5,18 +5,27 @@
  * Killed with SIGKILL midway and run again, the job completes, no blob is in two packs (every
  * pack's own header read through the repository adapter), the blocks read back are the image's,
  * and the `verify` command confirms every blob (and reports a pack corrupted afterwards).
- * SIGTERM and the cancel marker cancel a job cleanly; a re-run after SIGTERM completes.
+ * SIGTERM and the cancel marker cancel a job cleanly; a re-run after SIGTERM completes. A block
+ * restore job writes the backup into another account (through its role) with a volume; the
+ * local `ecs:runTask.sync` runs the job of a RunTask request's container override.
  */
+
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeSnapshotsCommand, DescribeVolumesCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type DataMoverProcess,
   finalProgressOf,
+  runDataMoverTask,
   startDataMoverProcess,
 } from '../../../cli/local/data-mover-process.js';
-import { snapshotBlocksFor } from '../../../shared/adapters/ebs-snapshot-blocks.js';
+import { assumedRoleCredentials, snapshotBlocksFor } from '../../../shared/adapters/ebs-snapshot-blocks.js';
 import { KmsKeyWrapper } from '../../../shared/adapters/kms-key-wrapper.js';
+import { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
 import { openFormat } from '../../../shared/adapters/repository/format-object.js';
 import { openRepository } from '../../../shared/adapters/repository/open-repository.js';
 import { readPackHeader } from '../../../shared/adapters/repository/pack-io.js';
@@ -30,7 +39,14 @@ import { parseBlockMapChunk } from '../../../shared/domain/block-map.js';
 import { dataMoverWorkKeys, repositoryKeyId, repositoryKeys } from '../../../shared/domain/storage-keys.js';
 import { EBS_BLOCK_SIZE } from '../../../shared/ports/snapshot-blocks.js';
 import { awsConfig, testEnv, uniqueName } from '../support/env.js';
-import { DATA_BLOCKS, hashOf, isZero, volumeImage, writeSnapshot } from '../support/snapshot-image.js';
+import {
+  DATA_BLOCKS,
+  hashOf,
+  isZero,
+  volumeHashes,
+  volumeImage,
+  writeSnapshot,
+} from '../support/snapshot-image.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -320,5 +336,104 @@ describe('the data mover process on block-backup jobs', () => {
     expect(exit.stderr).toContain('concurrency:');
     expect(exit.stderr).not.toMatch(/\n\s+at /);
     expect(await storeAt(prefix).list('')).toEqual([]);
+  }, 120_000);
+
+  it('restores a backup into another account through its role, block for block, with a volume', async () => {
+    const env = testEnv();
+    const prefix = 'restored';
+    const backupId = uniqueName('pvc-src');
+    const backedUp = await startDataMoverProcess({
+      job: backupJob({ jobId: backupId, prefix, concurrency: 32 }),
+      environment,
+    }).exited;
+    expect(backedUp.code, backedUp.stderr).toBe(DATA_MOVER_EXIT.completed);
+
+    const roleArn = `arn:aws:iam::${env.aws.accounts.dr}:role/lifeboat-restore`;
+    const job = {
+      kind: 'block-restore',
+      jobId: uniqueName('dr-restore'),
+      repository: { bucket, prefix, region: region(), kmsKeyId },
+      manifestId: backupId,
+      tags: { restore: 'dr-1', pvcNamespace: 'shop', pvcName: 'data' },
+      target: { roleArn, externalId: 'lifeboat-data-mover', volume: { availabilityZone: 'us-east-1b' } },
+      progressIntervalMs: 100,
+    };
+    const exit = await startDataMoverProcess({ job, environment }).exited;
+
+    expect(exit.code, exit.stderr).toBe(DATA_MOVER_EXIT.completed);
+    const done = finalProgressOf(exit);
+    const result = done?.result;
+    if (result?.kind !== 'block-restore')
+      throw new Error(`not a block-restore result: ${JSON.stringify(result)}`);
+    expect(result.blocksWritten).toBe(new Set(nonZero.map(([index]) => index)).size);
+    expect(done).toMatchObject({ state: 'Completed', bytesDone: result.bytesWritten, totalKnown: true });
+    const dr = {
+      region: env.aws.region,
+      endpoint: env.aws.endpoint,
+      credentials: assumedRoleCredentials({
+        region: env.aws.region,
+        endpoint: env.aws.endpoint,
+        credentials: awsConfig().credentials,
+        roleArn,
+        externalId: 'lifeboat-data-mover',
+      }),
+    };
+    expect(await volumeHashes(snapshotBlocksFor(dr), result.snapshotId)).toEqual(
+      new Map(nonZero.map(([index, data]) => [index, hashOf(data)])),
+    );
+    const drEc2 = new EC2Client(dr);
+    const snapshot = (await drEc2.send(new DescribeSnapshotsCommand({ SnapshotIds: [result.snapshotId] })))
+      .Snapshots?.[0];
+    expect(snapshot).toMatchObject({ State: 'completed', OwnerId: env.aws.accounts.dr });
+    expect(snapshot?.Tags).toEqual(expect.arrayContaining([{ Key: 'velero.io/restore', Value: 'dr-1' }]));
+    const volume = (await drEc2.send(new DescribeVolumesCommand({ VolumeIds: [result.volumeId ?? ''] })))
+      .Volumes?.[0];
+    expect(volume).toMatchObject({ SnapshotId: result.snapshotId, AvailabilityZone: 'us-east-1b' });
+    expect(volume?.Tags).toEqual(expect.arrayContaining([{ Key: 'velero.io/pvc-name', Value: 'data' }]));
+
+    // The same job again: its recorded result, no second snapshot or volume.
+    const again = await startDataMoverProcess({ job, environment }).exited;
+    expect(again.code, again.stderr).toBe(DATA_MOVER_EXIT.completed);
+    expect(finalProgressOf(again)).toEqual(done);
+  }, 600_000);
+
+  it('runs the job of a RunTask request’s container override, as ecs:runTask.sync does locally', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'data-mover-task-'));
+    await mkdir(join(root, 'volume'));
+    await writeFile(join(root, 'volume', 'notes.txt'), 'moved by the data mover');
+    const job = {
+      kind: 'file-backup',
+      jobId: 'fs-task',
+      repository: { directory: join(root, 'store'), keyFile: join(root, 'repository.key') },
+      source: { path: join(root, 'volume') },
+    };
+    const runTask = (environment: { Name: string; Value: string }[]) => ({
+      Cluster: 'arn:aws:ecs:local:000000000000:cluster/lifeboat-local',
+      TaskDefinition: 'arn:aws:ecs:local:000000000000:task-definition/lifeboat-data-mover:1',
+      Overrides: { ContainerOverrides: [{ Name: 'data-mover', Environment: environment }] },
+    });
+
+    const stopped = await runDataMoverTask(
+      runTask([{ Name: 'LIFEBOAT_DATA_MOVER_JOB', Value: JSON.stringify(job) }]),
+    );
+
+    expect(stopped).toEqual({
+      StopCode: 'EssentialContainerExited',
+      LastStatus: 'STOPPED',
+      Containers: [{ ExitCode: 0 }],
+    });
+    const store = new LocalDirectoryStore(join(root, 'store'));
+    const progress = dataMoverProgress.parse(
+      JSON.parse(
+        Buffer.from((await store.get(dataMoverWorkKeys('fs-task').progress)) as Uint8Array).toString(),
+      ),
+    );
+    expect(progress).toMatchObject({ state: 'Completed', result: { kind: 'file-backup', files: 1 } });
+    // A task whose job is invalid fails, as the .sync state would, with the command's reason.
+    await expect(
+      runDataMoverTask(
+        runTask([{ Name: 'LIFEBOAT_DATA_MOVER_JOB', Value: JSON.stringify({ ...job, kind: 'copy' }) }]),
+      ),
+    ).rejects.toThrow(/exited with 2: .*kind/);
   }, 120_000);
 });
