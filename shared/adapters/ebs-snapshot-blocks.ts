@@ -29,6 +29,7 @@ import type {
   SnapshotBlocks,
   StartedSnapshot,
 } from '../ports/snapshot-blocks.js';
+import { awsErrorOf } from './aws-errors.js';
 
 /** EBS direct API error codes that mean "later" (AWS: always retry these and 5xx). */
 const RETRYABLE_CODES = new Set([
@@ -37,23 +38,6 @@ const RETRYABLE_CODES = new Set([
   'InternalServerException',
   'ConcurrentLimitExceededException',
   'ServiceUnavailable',
-]);
-
-/** Node and SDK names for a request that never got (all of) its answer. */
-const NETWORK_ERRORS = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'TimeoutError',
-  'RequestTimeout',
-  'NetworkingError',
-  'ERR_STREAM_PREMATURE_CLOSE',
 ]);
 
 /** Pauses between attempts (jittered ±50%): about 45 s in all before a call gives up. */
@@ -70,29 +54,15 @@ export function ebsErrorOf(
   error: unknown,
   context: { what: string; signal?: AbortSignal | undefined },
 ): unknown {
-  const { what, signal } = context;
-  if (signal?.aborted || (error instanceof Error && error.name === 'AbortError')) return error;
-  if (error instanceof RetryableError || error instanceof CloudRequestRefused) return error;
-  if (error instanceof EBSServiceException) {
-    const status = error.$metadata.httpStatusCode ?? 0;
-    const reason = (error as { Reason?: unknown }).Reason;
-    const message = `${what}: ${error.name}${typeof reason === 'string' ? ` (${reason})` : ''}: ${error.message}`;
-    if (
-      RETRYABLE_CODES.has(error.name) ||
-      error.$retryable ||
-      error.$fault === 'server' ||
-      status === 429 ||
-      status >= 500
-    ) {
-      return new RetryableError(message, { cause: error });
-    }
-    return new CloudRequestRefused(message, { code: error.name, cause: error });
-  }
-  const code = (error as { code?: unknown } | null)?.code;
-  const network =
-    NETWORK_ERRORS.has((error as Error | null)?.name ?? '') ||
-    (typeof code === 'string' && NETWORK_ERRORS.has(code));
-  return network ? new RetryableError(`${what}: ${(error as Error).message}`, { cause: error }) : error;
+  return awsErrorOf(error, {
+    ...context,
+    service: EBSServiceException,
+    retryableCodes: RETRYABLE_CODES,
+    detail: (e) => {
+      const reason = (e as { Reason?: unknown }).Reason;
+      return typeof reason === 'string' ? reason : undefined;
+    },
+  });
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

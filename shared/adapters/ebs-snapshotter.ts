@@ -33,6 +33,7 @@ import type {
   VolumeState,
   VolumeStatus,
 } from '../ports/snapshotter.js';
+import { awsErrorOf } from './aws-errors.js';
 
 /** Volume types whose provisioned IOPS Velero records and restores (plugin iopsVolumeTypes). */
 const IOPS_VOLUME_TYPES = new Set(['io1', 'io2']);
@@ -53,22 +54,6 @@ const RETRYABLE_CODES = new Set([
   'Unavailable',
 ]);
 
-/** Node and SDK names for a request that never got an answer. */
-const NETWORK_ERRORS = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'TimeoutError',
-  'RequestTimeout',
-  'NetworkingError',
-]);
-
 const toEc2Tags = (tags: readonly Tag[]): Ec2Tag[] => tags.map((t) => ({ Key: t.key, Value: t.value }));
 const fromEc2Tags = (tags: readonly Ec2Tag[] | undefined): Tag[] =>
   (tags ?? []).flatMap((t) => (t.Key === undefined ? [] : [{ key: t.Key, value: t.Value ?? '' }]));
@@ -78,29 +63,7 @@ export function ec2ErrorOf(
   error: unknown,
   context: { what: string; signal?: AbortSignal | undefined },
 ): unknown {
-  const { what, signal } = context;
-  if (signal?.aborted || (error instanceof Error && error.name === 'AbortError')) return error;
-  if (error instanceof EC2ServiceException) {
-    const status = error.$metadata.httpStatusCode ?? 0;
-    const message = `${what}: ${error.name}: ${error.message}`;
-    if (
-      RETRYABLE_CODES.has(error.name) ||
-      error.$retryable ||
-      error.$fault === 'server' ||
-      status === 429 ||
-      status >= 500
-    ) {
-      return new RetryableError(message, { cause: error });
-    }
-    return new CloudRequestRefused(message, { code: error.name, cause: error });
-  }
-  // No service answer at all (connection reset, timeout): the network, so worth repeating.
-  // Anything else (a bug) is passed on unchanged rather than retried.
-  const code = (error as { code?: unknown } | null)?.code;
-  const network =
-    NETWORK_ERRORS.has((error as Error | null)?.name ?? '') ||
-    (typeof code === 'string' && NETWORK_ERRORS.has(code));
-  return network ? new RetryableError(`${what}: ${(error as Error).message}`, { cause: error }) : error;
+  return awsErrorOf(error, { ...context, service: EC2ServiceException, retryableCodes: RETRYABLE_CODES });
 }
 
 const errorCode = (error: unknown): string | undefined =>

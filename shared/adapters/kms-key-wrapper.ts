@@ -11,8 +11,9 @@ import {
   type KMSClient,
   KMSServiceException,
 } from '@aws-sdk/client-kms';
-import { CloudRequestRefused, RetryableError } from '../domain/errors.js';
+import { CloudRequestRefused } from '../domain/errors.js';
 import type { KeyWrapper, WrappedDataKey } from '../ports/key-wrapper.js';
+import { awsErrorOf } from './aws-errors.js';
 
 const RETRYABLE = new Set([
   'ThrottlingException',
@@ -22,22 +23,8 @@ const RETRYABLE = new Set([
 ]);
 
 function kmsErrorOf(error: unknown, options: { what: string; signal?: AbortSignal }): unknown {
-  if (options.signal?.aborted || (error instanceof Error && error.name === 'AbortError')) return error;
-  if (error instanceof KMSServiceException) {
-    // The service's message names the key and the operation, never key material.
-    const message = `${options.what}: ${error.name}: ${error.message}`;
-    const status = error.$metadata.httpStatusCode ?? 0;
-    if (
-      RETRYABLE.has(error.name) ||
-      error.$retryable ||
-      error.$fault === 'server' ||
-      status === 429 ||
-      status >= 500
-    )
-      return new RetryableError(message, { cause: error });
-    return new CloudRequestRefused(message, { code: error.name, cause: error });
-  }
-  return error;
+  // The service's message names the key and the operation, never key material.
+  return awsErrorOf(error, { ...options, service: KMSServiceException, retryableCodes: RETRYABLE });
 }
 
 export class KmsKeyWrapper implements KeyWrapper {
