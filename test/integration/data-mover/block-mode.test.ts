@@ -6,7 +6,7 @@
  * region; another account with a KMS key and a volume), every block's SHA-256 compared with the
  * source; a backup killed midway resumes from its checkpoint.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +35,14 @@ import {
 } from '../../../shared/adapters/repository/open-repository.js';
 import { EBS_BLOCK_SIZE, type SnapshotBlocks } from '../../../shared/ports/snapshot-blocks.js';
 import { awsConfig, testEnv, uniqueName } from '../support/env.js';
-import { DATA_BLOCKS, VOLUME_GIB, volumeImage, writeSnapshot } from '../support/snapshot-image.js';
+import {
+  DATA_BLOCKS,
+  isZero,
+  VOLUME_GIB,
+  volumeHashes,
+  volumeImage,
+  writeSnapshot,
+} from '../support/snapshot-image.js';
 
 const BLOCK = EBS_BLOCK_SIZE;
 const MiB = 1024 * 1024;
@@ -65,23 +72,6 @@ class CountingBlocks implements SnapshotBlocks {
   completeSnapshot(o: Parameters<SnapshotBlocks['completeSnapshot']>[0]) {
     return this.inner.completeSnapshot(o);
   }
-}
-
-const hashOf = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
-const isZero = (data: Uint8Array): boolean => data.every((b) => b === 0);
-
-/** Every block of a snapshot that holds non-zero data, by index: its SHA-256 (unwritten blocks read as zeros). */
-async function volumeHashes(blocks: SnapshotBlocks, snapshotId: string): Promise<Map<number, string>> {
-  const hashes = new Map<number, string>();
-  for await (const page of blocks.listSnapshotBlocks({ snapshotId })) {
-    await Promise.all(
-      page.blocks.map(async (b) => {
-        const data = await blocks.getSnapshotBlock({ snapshotId, blockIndex: b.index, blockToken: b.token });
-        if (!isZero(data)) hashes.set(b.index, hashOf(data));
-      }),
-    );
-  }
-  return new Map([...hashes].sort((a, b) => a[0] - b[0]));
 }
 
 /** What a PV's snapshot is: a volume created from the seed, and EC2's snapshot of that volume. */

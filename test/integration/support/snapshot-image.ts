@@ -6,6 +6,7 @@
  * SHA-256 hashes.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import pLimit from 'p-limit';
 import { expect } from 'vitest';
 import { EBS_BLOCK_SIZE, type SnapshotBlocks } from '../../../shared/ports/snapshot-blocks.js';
 
@@ -63,12 +64,19 @@ export const isZero = (data: Uint8Array): boolean =>
 /** Every block of a snapshot that holds non-zero data, by index: its SHA-256 (unwritten blocks read as zeros). */
 export async function volumeHashes(blocks: SnapshotBlocks, snapshotId: string): Promise<Map<number, string>> {
   const hashes = new Map<number, string>();
+  const limit = pLimit(32);
   for await (const page of blocks.listSnapshotBlocks({ snapshotId })) {
     await Promise.all(
-      page.blocks.map(async (b) => {
-        const data = await blocks.getSnapshotBlock({ snapshotId, blockIndex: b.index, blockToken: b.token });
-        if (!isZero(data)) hashes.set(b.index, hashOf(data));
-      }),
+      page.blocks.map((b) =>
+        limit(async () => {
+          const data = await blocks.getSnapshotBlock({
+            snapshotId,
+            blockIndex: b.index,
+            blockToken: b.token,
+          });
+          if (!isZero(data)) hashes.set(b.index, hashOf(data));
+        }),
+      ),
     );
   }
   return new Map([...hashes].sort((a, b) => a[0] - b[0]));

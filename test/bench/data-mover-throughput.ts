@@ -1,0 +1,384 @@
+/**
+ * Data mover throughput (block mode) against plain S3 PUTs of the same bytes to the same endpoint
+ * at the same concurrency, in one run on a moto server started for it (and stopped at the end).
+ *
+ * Before any timing: a volume image of N MiB (default 2048: 4,096 blocks of 512 KiB) in runs of
+ * random data (~40%), distinct compressible JSON log lines (~30%), zeros (~15%: half written as
+ * zeros, which EBS lists and the backup must read; half never written, which EBS does not list)
+ * and duplicates of earlier blocks (~15%) is written into moto's EBS as a snapshot, and a second
+ * snapshot on it with 1% of the volume's blocks changed. Then, timed one after the other:
+ *   EBS read alone   GetSnapshotBlock of every listed block, as many at once as the backup reads;
+ *   raw S3 PUT       the listed blocks' bytes as pack-sized objects, as many at once as the
+ *                    repository writer uploads packs;
+ *   full backup      backupBlocks into a repository on the same bucket;
+ *   incremental      backupBlocks of the second snapshot against the full backup's manifest;
+ *   restore          restoreBlocks of the incremental into a new snapshot, verified afterwards
+ *                    block by block (SHA-256) against the image.
+ * Prints MiB/s, the ratios, blocks read, dedup and compression, and for each phase the CPU time
+ * of this process and of moto (one Python process serving both EBS and S3), and the machine's
+ * load average (other work on the machine slows every phase). Never asserts timings.
+ *   npm run bench:data-mover -- [image MiB, 2048] [EBS calls in flight, 32] [pack uploads in flight, 4]
+ * The defaults are backupBlocks'/restoreBlocks' and the repository writer's own.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import pLimit from 'p-limit';
+import { backupBlocks } from '../../functions/data-mover/block-backup.js';
+import { restoreBlocks } from '../../functions/data-mover/block-restore.js';
+import { snapshotBlocksFor } from '../../shared/adapters/ebs-snapshot-blocks.js';
+import { LocalKeyWrapper } from '../../shared/adapters/local-key-wrapper.js';
+import { openRepository } from '../../shared/adapters/repository/open-repository.js';
+import { S3ObjectStore } from '../../shared/adapters/s3-object-store.js';
+import { repositoryKeys } from '../../shared/domain/storage-keys.js';
+import { EBS_BLOCK_SIZE } from '../../shared/ports/snapshot-blocks.js';
+import { ensureTools } from '../env/ensure-tools.js';
+import { startMoto } from '../env/moto.js';
+import { stopPids } from '../env/processes.js';
+import { hashOf, isZero, volumeHashes, writeSnapshot } from '../integration/support/snapshot-image.js';
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+const BLOCK = EBS_BLOCK_SIZE;
+const BUCKET = 'lifeboat-bench';
+const CREDENTIALS = { accessKeyId: 'testing', secretAccessKey: 'testing' };
+
+type Kind = 'random' | 'text' | 'zeros written' | 'never written' | 'duplicate';
+const SHARES: readonly (readonly [Kind, number])[] = [
+  ['random', 0.4],
+  ['text', 0.3],
+  ['zeros written', 0.075],
+  ['never written', 0.075],
+  ['duplicate', 0.15],
+];
+
+/** A small seeded generator (mulberry32): the same layout and text on every run. */
+function generator(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const LEVELS = ['info', 'info', 'info', 'debug', 'warn', 'error'];
+const RESOURCES = ['orders', 'users', 'carts', 'items', 'payments', 'sessions', 'invoices'];
+const STATUSES = [200, 200, 200, 201, 204, 304, 400, 404, 500];
+
+/** 512 KiB of application log as JSON lines: distinct, compressible as such logs are. */
+function textBlock(next: () => number, blockIndex: number): Buffer {
+  const out = Buffer.allocUnsafe(BLOCK);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+  let at = 0;
+  for (let line = 0; at < BLOCK; line++) {
+    const seconds = blockIndex * 60 + line;
+    const time = new Date(Date.UTC(2026, 10, 1) + seconds * 1000 + Math.floor(next() * 1000)).toISOString();
+    at += out.write(
+      `{"ts":"${time}","level":"${pick(LEVELS)}","user":"u${Math.floor(next() * 50_000)}",` +
+        `"method":"${next() < 0.7 ? 'GET' : 'POST'}","path":"/api/v1/${pick(RESOURCES)}/${Math.floor(next() * 1e6)}",` +
+        `"status":${pick(STATUSES)},"ms":${(next() * 900).toFixed(1)},"req":"${Math.floor(next() * 2 ** 32)
+          .toString(16)
+          .padStart(8, '0')}"}\n`,
+      at,
+    );
+  }
+  return out;
+}
+
+/** The image: block index → content for every written block, in runs of one kind each. */
+function benchImage(blocks: number): { image: Map<number, Uint8Array>; counts: Map<Kind, number> } {
+  const next = generator(7);
+  const image = new Map<number, Uint8Array>();
+  const counts = new Map<Kind, number>(SHARES.map(([kind]) => [kind, 0]));
+  const sources: number[] = [];
+  const zeros = new Uint8Array(BLOCK);
+  for (let index = 0; index < blocks; ) {
+    let roll = next();
+    let kind: Kind = 'random';
+    for (const [k, share] of SHARES) {
+      kind = k;
+      roll -= share;
+      if (roll < 0) break;
+    }
+    const run = Math.min(blocks - index, 1 + Math.floor(next() * 32));
+    for (let end = index + run; index < end; index++) {
+      const here: Kind = kind === 'duplicate' && sources.length === 0 ? 'random' : kind;
+      counts.set(here, (counts.get(here) ?? 0) + 1);
+      if (here === 'random') image.set(index, randomBytes(BLOCK));
+      else if (here === 'text') image.set(index, textBlock(next, index));
+      else if (here === 'zeros written') image.set(index, zeros);
+      else if (here === 'duplicate')
+        image.set(index, image.get(sources[Math.floor(next() * sources.length)] ?? 0) as Uint8Array);
+      if (here === 'random' || here === 'text') sources.push(index);
+    }
+  }
+  return { image, counts };
+}
+
+/** 1% of the volume's blocks (at least one), anywhere in it: new random data or new log lines. */
+function changesOf(blocks: number): Map<number, Uint8Array> {
+  const next = generator(11);
+  const count = Math.max(1, Math.round(blocks / 100));
+  const changes = new Map<number, Uint8Array>();
+  while (changes.size < count) {
+    const index = Math.floor(next() * blocks);
+    if (!changes.has(index))
+      changes.set(index, changes.size % 2 === 0 ? randomBytes(BLOCK) : textBlock(next, index + blocks));
+  }
+  return changes;
+}
+
+/** moto's CPU seconds (utime + stime at 100 ticks a second) and resident memory, from /proc. */
+function motoUsage(pid: number): { cpuSeconds: number; rssMiB: number; peakRssMiB: number } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (name: string): number => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    return {
+      cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100,
+      rssMiB: kib('VmRSS') / 1024,
+      peakRssMiB: kib('VmHWM') / 1024,
+    };
+  } catch {
+    return { cpuSeconds: Number.NaN, rssMiB: Number.NaN, peakRssMiB: Number.NaN };
+  }
+}
+
+interface Phase {
+  readonly name: string;
+  readonly bytes: number;
+  readonly seconds: number;
+  readonly ourCpuSeconds: number;
+  readonly motoCpuSeconds: number;
+}
+
+const phases: Phase[] = [];
+
+async function timed<T>(name: string, bytes: number, motoPid: number, fn: () => Promise<T>): Promise<T> {
+  const ours = process.cpuUsage();
+  const moto = motoUsage(motoPid).cpuSeconds;
+  const start = performance.now();
+  const value = await fn();
+  const seconds = (performance.now() - start) / 1000;
+  const used = process.cpuUsage(ours);
+  const phase = {
+    name,
+    bytes,
+    seconds,
+    ourCpuSeconds: (used.user + used.system) / 1e6,
+    motoCpuSeconds: motoUsage(motoPid).cpuSeconds - moto,
+  };
+  phases.push(phase);
+  process.stderr.write(`${row(phase)}\n`);
+  return value;
+}
+
+const rate = (bytes: number, seconds: number): number => bytes / MiB / seconds;
+
+function row(p: Phase): string {
+  return [
+    p.name.padEnd(34),
+    `${(p.bytes / MiB).toFixed(0).padStart(6)} MiB`,
+    `${p.seconds.toFixed(1).padStart(7)} s`,
+    `${rate(p.bytes, p.seconds).toFixed(1).padStart(7)} MiB/s`,
+    `CPU ours ${p.ourCpuSeconds.toFixed(1).padStart(6)} s`,
+    `moto ${p.motoCpuSeconds.toFixed(1).padStart(6)} s`,
+  ].join(' | ');
+}
+
+async function bucketBytes(s3: S3Client, prefix: string): Promise<{ objects: number; bytes: number }> {
+  let objects = 0;
+  let bytes = 0;
+  let token: string | undefined;
+  do {
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix, ContinuationToken: token }),
+    );
+    for (const o of page.Contents ?? []) {
+      objects++;
+      bytes += o.Size ?? 0;
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return { objects, bytes };
+}
+
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+
+async function main(): Promise<void> {
+  const [sizeMiB, BLOCK_CONCURRENCY, UPLOAD_CONCURRENCY] = [2048, 32, 4].map((fallback, i) =>
+    Number(process.argv[2 + i] ?? fallback),
+  ) as [number, number, number];
+  if (![sizeMiB, BLOCK_CONCURRENCY, UPLOAD_CONCURRENCY].every((n) => Number.isInteger(n) && n >= 1)) {
+    process.stderr.write(
+      'usage: npm run bench:data-mover -- [image MiB, 2048] [EBS calls in flight, 32] [pack uploads in flight, 4] (positive integers)\n',
+    );
+    process.exit(2);
+  }
+  const loadAtStart = load();
+  const blocks = Math.floor((sizeMiB * MiB) / BLOCK);
+  const volumeGiB = Math.ceil((blocks * BLOCK) / GiB);
+  const tools = await ensureTools();
+  const root = await mkdtemp(join(tmpdir(), 'lifeboat-dmbench-'));
+  const aws = await startMoto({ rootDir: root, tools });
+  try {
+    // moto (werkzeug) closes the connection after every answer, so each request connects anew;
+    // by name, each also resolved `localhost` first (8% of this process's CPU in a profile). AWS
+    // keeps connections alive. The baselines and the data mover use the same endpoint.
+    const endpoint = aws.endpoint.replace('//localhost:', '//127.0.0.1:');
+    const blocksApi = snapshotBlocksFor({ region: aws.region, endpoint, credentials: CREDENTIALS });
+    // As the data mover's S3 client (shared/adapters/data-mover-adapters.ts): a socket per upload.
+    const s3 = new S3Client({
+      region: aws.region,
+      endpoint,
+      credentials: CREDENTIALS,
+      forcePathStyle: true,
+      maxAttempts: 8,
+      requestHandler: { httpAgent: { maxSockets: 64 }, httpsAgent: { maxSockets: 64 } },
+    });
+    await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    const store = new S3ObjectStore({ client: s3, bucket: BUCKET });
+
+    // --- Seeding (not timed) ---
+    const generated = performance.now();
+    const { image, counts } = benchImage(blocks);
+    const changes = changesOf(blocks);
+    process.stderr.write(
+      `image: ${blocks} blocks (${[...counts].map(([k, n]) => `${k} ${n}`).join(', ')}) generated in ${((performance.now() - generated) / 1000).toFixed(1)} s\n`,
+    );
+    const listed = [...image.keys()].sort((a, b) => a - b);
+    const listedBytes = listed.length * BLOCK;
+    const seeding = performance.now();
+    const fullSnapshot = await writeSnapshot(blocksApi, image, undefined, volumeGiB);
+    const seedSeconds = (performance.now() - seeding) / 1000;
+    const changedSnapshot = await writeSnapshot(blocksApi, changes, fullSnapshot, volumeGiB);
+    process.stderr.write(
+      `seeded ${fullSnapshot} (${volumeGiB} GiB volume, ${listed.length} blocks written) at ${rate(listedBytes, seedSeconds).toFixed(1)} MiB/s (PutSnapshotBlock, 16 at once); ${changedSnapshot} with ${changes.size} blocks changed\n`,
+    );
+
+    // --- Timed phases ---
+    await timed('EBS read alone (GetSnapshotBlock)', listedBytes, aws.pid, async () => {
+      const limit = pLimit(BLOCK_CONCURRENCY);
+      const reads: Promise<void>[] = [];
+      for await (const page of blocksApi.listSnapshotBlocks({ snapshotId: fullSnapshot }))
+        for (const b of page.blocks)
+          reads.push(
+            limit(async () => {
+              await blocksApi.getSnapshotBlock({
+                snapshotId: fullSnapshot,
+                blockIndex: b.index,
+                blockToken: b.token,
+              });
+            }),
+          );
+      await Promise.all(reads);
+    });
+
+    const keys = new LocalKeyWrapper(randomBytes(32));
+    const repository = await openRepository({
+      store,
+      keys,
+      create: {},
+      uploadConcurrency: UPLOAD_CONCURRENCY,
+    });
+    const perObject = Math.max(1, Math.floor(repository.parameters.packTargetBytes / BLOCK));
+    await timed('raw S3 PUT (pack-sized objects)', listedBytes, aws.pid, async () => {
+      const limit = pLimit(UPLOAD_CONCURRENCY);
+      const puts: Promise<void>[] = [];
+      for (let i = 0; i < listed.length; i += perObject)
+        puts.push(
+          limit(() =>
+            store.put(
+              `bench-raw/${i}`,
+              Buffer.concat(listed.slice(i, i + perObject).map((index) => image.get(index) as Uint8Array)),
+            ),
+          ),
+        );
+      await Promise.all(puts);
+    });
+    const raw = await bucketBytes(s3, 'bench-raw/');
+    for (let i = 0; i < listed.length; i += perObject) await store.delete(`bench-raw/${i}`);
+
+    const full = await timed('full backup', listedBytes, aws.pid, () =>
+      backupBlocks({
+        blocks: blocksApi,
+        repository,
+        snapshotId: fullSnapshot,
+        manifestId: 'bench-full',
+        concurrency: BLOCK_CONCURRENCY,
+      }),
+    );
+
+    const incremental = await timed('incremental backup (1% changed)', changes.size * BLOCK, aws.pid, () =>
+      backupBlocks({
+        blocks: blocksApi,
+        repository,
+        snapshotId: changedSnapshot,
+        manifestId: 'bench-incremental',
+        parentManifestId: 'bench-full',
+        concurrency: BLOCK_CONCURRENCY,
+      }),
+    );
+
+    // What the restore must bring back: the image with the changes, zero blocks left out.
+    for (const [index, data] of changes) image.set(index, data);
+    const expected = new Map<number, string>();
+    for (const [index, data] of image) if (!isZero(data)) expected.set(index, hashOf(data));
+    image.clear();
+    const restoreBytes = expected.size * BLOCK;
+    const restored = await timed('restore (into a new snapshot)', restoreBytes, aws.pid, async () => {
+      // A restore task opens the repository afresh.
+      const reopened = await openRepository({ store, keys });
+      return restoreBlocks({
+        repository: reopened,
+        manifestId: 'bench-incremental',
+        target: blocksApi,
+        clientToken: `bench-restore-${Date.now()}`,
+        concurrency: BLOCK_CONCURRENCY,
+      });
+    });
+    const actual = await volumeHashes(blocksApi, restored.snapshotId);
+    const mismatched = [...expected].filter(([index, hash]) => actual.get(index) !== hash).length;
+    if (mismatched > 0 || actual.size !== expected.size)
+      throw new Error(
+        `restored snapshot ${restored.snapshotId}: ${mismatched} of ${expected.size} blocks differ, ${actual.size} blocks hold data`,
+      );
+
+    // --- Figures ---
+    const stored = await bucketBytes(s3, repositoryKeys.dir);
+    const [ebsRead, rawPut, backup, incr, restore] = phases as [Phase, Phase, Phase, Phase, Phase];
+    const f = full.manifest.stats;
+    const moto = motoUsage(aws.pid);
+    const lines = [
+      `data mover benchmark: ${sizeMiB} MiB image, ${blocks} blocks of 512 KiB in a ${volumeGiB} GiB volume; moto at ${endpoint}`,
+      `content: ${[...counts].map(([k, n]) => `${k} ${n}`).join(', ')}; ${listed.length} blocks listed by EBS (${(listedBytes / MiB).toFixed(0)} MiB)`,
+      `concurrency: ${BLOCK_CONCURRENCY} EBS calls, ${UPLOAD_CONCURRENCY} S3 uploads of ${perObject * 0.5} MiB (raw PUT: ${raw.objects} objects)`,
+      ...phases.map(row),
+      `ratio full backup / raw S3 PUT: ${(rate(backup.bytes, backup.seconds) / rate(rawPut.bytes, rawPut.seconds)).toFixed(2)} (target >= 0.8)`,
+      `ratio full backup / (EBS read alone + raw S3 PUT, one after the other): ${((ebsRead.seconds + rawPut.seconds) / backup.seconds).toFixed(2)}`,
+      `full backup: ${full.run.blocksRead} blocks read, ${(f.totalBytes / MiB).toFixed(0)} MiB of non-zero blocks, ${(f.rawBytesStored / MiB).toFixed(0)} MiB unique, ${(f.storedBytes / MiB).toFixed(0)} MiB stored; ${f.blobsDeduplicated} blobs deduplicated`,
+      `dedup ratio (non-zero / unique): ${(f.totalBytes / f.rawBytesStored).toFixed(2)}; compression ratio (unique / stored): ${(f.rawBytesStored / f.storedBytes).toFixed(2)}; overall (listed / repository in S3): ${(listedBytes / stored.bytes).toFixed(2)}`,
+      `repository in S3 after both backups: ${stored.objects} objects, ${(stored.bytes / MiB).toFixed(0)} MiB`,
+      `incremental: ${incremental.run.blocksRead} of ${listed.length} listed blocks read (${((100 * incremental.run.blocksRead) / listed.length).toFixed(2)}%; ${((100 * incremental.run.blocksRead) / blocks).toFixed(2)}% of the volume's ${blocks}; target <= 2%), ${incr.seconds.toFixed(1)} s`,
+      `restore: ${restored.blocksWritten} blocks written, ${rate(restore.bytes, restore.seconds).toFixed(1)} MiB/s; verified: ${actual.size} blocks identical (SHA-256); for reference, seeding wrote ${rate(listedBytes, seedSeconds).toFixed(1)} MiB/s (PutSnapshotBlock alone, 16 at once)`,
+      `load average (1, 5, 15 min) at start ${loadAtStart}, at the end ${load()} (2 cores: other work slows every phase)`,
+      `moto RSS at the end ${moto.rssMiB.toFixed(0)} MiB, peak ${moto.peakRssMiB.toFixed(0)} MiB; this process peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await stopPids([aws.pid]);
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
