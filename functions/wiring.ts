@@ -5,6 +5,7 @@ import { awsAdapters } from '../shared/adapters/aws-adapters.js';
 import type { KubernetesCluster } from '../shared/adapters/kubernetes-cluster.js';
 import { KubernetesCsiSnapshots } from '../shared/adapters/kubernetes-csi-snapshots.js';
 import { systemClock } from '../shared/adapters/system-clock.js';
+import type { RepositoryLocation } from '../shared/contracts/data-mover-job.js';
 import type { CsiSnapshots } from '../shared/ports/csi-snapshots.js';
 import type { PodExec } from '../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../shared/ports/snapshotter.js';
@@ -38,6 +39,20 @@ export function clusterNamed(name: string): Promise<KubernetesCluster> {
 
 export function podExecNamed(name: string): Promise<PodExec> {
   return aws.podExecNamed(name);
+}
+
+/**
+ * The data mover's repository as its jobs name it: this deployment's bucket and prefix, wrapped
+ * by the repository key; undefined where the stack gave no key (no data mover).
+ */
+export function dataMoverRepository(): RepositoryLocation | undefined {
+  if (!env.LIFEBOAT_REPOSITORY_KEY) return undefined;
+  return {
+    bucket: env.LIFEBOAT_BUCKET,
+    ...(env.LIFEBOAT_PREFIX ? { prefix: env.LIFEBOAT_PREFIX } : {}),
+    region: env.AWS_REGION,
+    kmsKeyId: env.LIFEBOAT_REPOSITORY_KEY,
+  };
 }
 
 /** CSI VolumeSnapshots on a cluster, by its name (through the same EKS access). */

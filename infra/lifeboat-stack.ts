@@ -6,7 +6,7 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { BackupStorage } from './constructs/backup-storage.js';
 import { BackupWorkflow } from './constructs/backup-workflow.js';
-import { DataMover } from './constructs/data-mover.js';
+import type { DataMover } from './constructs/data-mover.js';
 import { RestoreWorkflow } from './constructs/restore-workflow.js';
 
 export interface LifeboatStackProps extends StackProps {
@@ -25,25 +25,24 @@ export class LifeboatStack extends Stack {
   constructor(scope: Construct, id: string, props: LifeboatStackProps = {}) {
     super(scope, id, props);
     this.storage = new BackupStorage(this, 'Storage');
+    // Volume data moved into the repository and back: one data mover, in the backup workflow's
+    // hook runner cluster and subnets, run by both state machines.
     this.backup = new BackupWorkflow(this, 'Backup', {
       bucket: this.storage.bucket,
       key: this.storage.key,
       clusters: props.clusters ?? [],
+      dataMover: {
+        ...(props.crossAccountRestoreRoles
+          ? { crossAccountRestoreRoles: props.crossAccountRestoreRoles }
+          : {}),
+      },
     });
+    this.dataMover = this.backup.dataMover;
     this.restore = new RestoreWorkflow(this, 'Restore', {
       bucket: this.storage.bucket,
       key: this.storage.key,
       clusters: props.clusters ?? [],
-    });
-    // Volume data moved into the repository and back; in the hook runner's cluster and subnets.
-    const tasks = this.backup.hookRunner;
-    this.dataMover = new DataMover(this, 'DataMover', {
-      bucket: this.storage.bucket,
-      storageKey: this.storage.key,
-      cluster: tasks.cluster,
-      subnetIds: tasks.subnetIds,
-      assignPublicIp: tasks.assignPublicIp,
-      ...(props.crossAccountRestoreRoles ? { crossAccountRestoreRoles: props.crossAccountRestoreRoles } : {}),
+      dataMover: this.dataMover,
     });
     new CfnOutput(this, 'BackupBucketName', { value: this.storage.bucket.bucketName });
     new CfnOutput(this, 'RestoreStateMachineArn', { value: this.restore.stateMachine.stateMachineArn });

@@ -32,6 +32,7 @@ import {
   itemBlockMessage,
   validateBackupInput,
 } from '../../shared/contracts/backup-run.js';
+import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster } from '../../shared/ports/cluster.js';
@@ -40,6 +41,7 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
+import { LOCAL_DATA_MOVER_TASK, type LocalDataMover, runLocalDataMoverTask } from './local-data-mover.js';
 import { recipeHandlers } from './recipe-handlers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -82,6 +84,14 @@ export interface LocalBackupOptions {
     readonly storeEnvironment?: Record<string, string>;
     readonly kubeConfig?: KubeConfig;
   };
+  /**
+   * The data mover, run as a child process for each job (snapshotMoveData, fs-backup): the
+   * repository its jobs name (a directory or a bucket, and the key that wraps its data key), the
+   * region of the volumes' snapshots, and variables for the process (AWS endpoint and
+   * credentials). Unset: volumes to move fail, saying so. fs-backup reads local PVs' directories
+   * on this machine.
+   */
+  readonly dataMover?: LocalDataMover;
 }
 
 /** The credentials a KubernetesCluster reaches its cluster with (client-node's KubeConfig). */
@@ -132,6 +142,8 @@ export const LOCAL_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   HookRunnerSubnetIds: 'subnet-local',
   HookRunnerSecurityGroupId: 'sg-local',
   HookRunnerAssignPublicIp: 'DISABLED',
+  // The data mover's task: run locally as a child process (local-data-mover.ts).
+  ...LOCAL_DATA_MOVER_TASK,
   CollectRecipeItemsFunctionArn: 'arn:aws:lambda:local:000000000000:function:CollectRecipeItems',
   BackupRecipeGroupFunctionArn: 'arn:aws:lambda:local:000000000000:function:BackupRecipeGroup',
   RunRecipeHookFunctionArn: 'arn:aws:lambda:local:000000000000:function:RunRecipeHook',
@@ -154,6 +166,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
       clock,
       podExecFor: podExec,
       ...volumeDeps,
+      ...(options.dataMover ? { fileAccess: 'local-paths' as const } : {}),
       ...(options.inlineHookLimitSeconds !== undefined
         ? { inlineHookLimitMs: options.inlineHookLimitSeconds * 1000 }
         : {}),
@@ -234,11 +247,29 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     }),
     VolumeOperations: async (input) => {
       progress({ type: 'state', state: 'VolumeOperations' });
-      const { run } = (input ?? {}) as { run?: unknown };
+      const { run, moved } = volumeOperationsInput.parse(input ?? {});
+      const mover = options.dataMover;
       return (await volumeOperations(
-        { run: backupRun.parse(run) },
-        { store, clock, ...volumeDeps, pollSeconds: options.volumePollSeconds ?? 1 },
+        { run: backupRun.parse(run), ...(moved ? { moved } : {}) },
+        {
+          store,
+          clock,
+          ...volumeDeps,
+          ...(mover
+            ? {
+                dataMover: {
+                  repository: mover.repository,
+                  ...(mover.region ? { region: mover.region } : {}),
+                },
+              }
+            : {}),
+          pollSeconds: options.volumePollSeconds ?? 1,
+        },
       )) as unknown as JsonValue;
+    },
+    RunDataMover: async (input) => {
+      progress({ type: 'state', state: 'RunDataMover' });
+      return runLocalDataMoverTask(input, options.dataMover?.environment);
     },
     FinalizeBackup: async (input) => {
       progress({ type: 'state', state: 'FinalizeBackup' });

@@ -5,8 +5,8 @@
  * runs several RestorePhase invocations at once, and RestoreHooks loops through its Wait state
  * while exec hooks wait for their containers; a recipe's hook steps (RunRestoreRecipeHook) loop
  * the same way while they wait for their pods; a hook step longer than a Lambda runs in the hook
- * runner, started as a child process from its RunTask request as for backups. Never changes the
- * definition it runs.
+ * runner, started as a child process from its RunTask request as for backups, and so does the data
+ * mover for volumes restored from its repository. Never changes the definition it runs.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -31,6 +31,7 @@ import {
   substitute,
 } from '../../shared/adapters/local-state-machine.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
+import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import {
   type ChunkTotals,
   restoreChunk,
@@ -45,6 +46,7 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
+import { LOCAL_DATA_MOVER_TASK, type LocalDataMover, runLocalDataMoverTask } from './local-data-mover.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const RESTORE_DEFINITION = join(here, '..', '..', 'statemachines', 'restore.asl.json');
@@ -62,6 +64,7 @@ export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   HookRunnerSubnetIds: 'subnet-local',
   HookRunnerSecurityGroupId: 'sg-local',
   HookRunnerAssignPublicIp: 'DISABLED',
+  ...LOCAL_DATA_MOVER_TASK,
   FinalizeRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeRestore',
 };
 
@@ -130,6 +133,12 @@ export interface LocalRestoreOptions {
     readonly storeEnvironment?: Record<string, string>;
     readonly kubeConfig?: KubernetesCluster['kubeConfig'];
   };
+  /**
+   * The data mover, run as a child process for each volume whose data is in its repository:
+   * the repository, the default region of restored volumes and the process's variables (AWS
+   * endpoint and credentials). Unset: such volumes are errors of the restore, saying so.
+   */
+  readonly dataMover?: LocalDataMover;
 }
 
 export async function runLocalRestore(request: unknown, options: LocalRestoreOptions): Promise<JsonValue> {
@@ -173,11 +182,28 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
         });
       return plan as JsonValue;
     },
-    RestoreVolumes: async (input) =>
-      (await restoreVolumes(
-        { run: runOf(input) },
-        { store, clock, snapshotter: options.snapshotter ?? ambientEbsSnapshotter(), ...options.volumeStep },
-      )) as JsonValue,
+    RestoreVolumes: async (input) => {
+      const { moved } = volumeOperationsInput.parse(input ?? {});
+      const mover = options.dataMover;
+      return (await restoreVolumes(
+        { run: runOf(input), ...(moved ? { moved } : {}) },
+        {
+          store,
+          clock,
+          snapshotter: options.snapshotter ?? ambientEbsSnapshotter(),
+          ...(mover
+            ? {
+                dataMover: {
+                  repository: mover.repository,
+                  ...(mover.region ? { region: mover.region } : {}),
+                },
+              }
+            : {}),
+          ...options.volumeStep,
+        },
+      )) as JsonValue;
+    },
+    RunRestoreDataMover: async (input) => runLocalDataMoverTask(input, options.dataMover?.environment),
     PatchProvisionedVolumes: async (input) =>
       (await patchProvisionedVolumes(
         { run: runOf(input) },

@@ -49,6 +49,8 @@ export interface BackupItemBlockDeps extends ResultDeps {
   /** EC2 for native EBS snapshots and CSI on the cluster (volumes.ts). */
   readonly snapshotter?: BlockVolumesDeps['snapshotter'];
   readonly csiFor?: BlockVolumesDeps['csiFor'];
+  /** Which fs-backup volumes' files the data mover can read (volumes.ts). */
+  readonly fileAccess?: BlockVolumesDeps['fileAccess'];
 }
 
 export async function backupItemBlocks(

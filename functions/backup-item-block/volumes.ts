@@ -4,9 +4,11 @@
  * the volume policy engine (resource policy first, then the legacy annotations and
  * `snapshotVolumes`), and a snapshot is started where one is chosen (volume-snapshots.ts). Pod
  * volumes opted into fs-backup are reported. What was decided and started is written as the
- * block's volume record, read by VolumeOperations and FinalizeBackup; volumes the data mover
- * would handle (fs-backup, snapshotMoveData) are recorded as skipped and warned about, never
- * dropped.
+ * block's volume record, read by VolumeOperations and FinalizeBackup. A snapshotMoveData volume
+ * is snapshotted as any other; VolumeOperations hands the snapshot to the data mover once it
+ * completes. An fs-backup volume is recorded with the directory the data mover reads, when it can
+ * reach one (a local PV's directory under `lifeboat --local`), else with the precise reason it
+ * cannot, and warned about: never dropped.
  * Snapshot method: an EBS volume (in-tree or `ebs.csi.aws.com`) gets a CSI VolumeSnapshot when
  * the cluster has a VolumeSnapshotClass for its driver (what Velero does with EnableCSI),
  * otherwise a native EBS snapshot through EC2 (Velero with the AWS plugin). A CSI volume of
@@ -24,11 +26,7 @@ import type { LogEvent } from '../../shared/domain/backup-log.js';
 import type { SnapshotClassFacts } from '../../shared/domain/csi-snapshot-class.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
 import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
-import {
-  claimFactsOf,
-  DATA_MOVER_UNAVAILABLE,
-  persistentVolumeFactsOf,
-} from '../../shared/domain/volume-info.js';
+import { claimFactsOf, persistentVolumeFactsOf } from '../../shared/domain/volume-info.js';
 import { decideVolumeAction, type VolumeDecision } from '../../shared/domain/volume-policy.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -41,8 +39,16 @@ const record = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+/**
+ * Which volume files the data mover can read for fs-backup: `local-paths`, a local PV's
+ * directory on this machine (`lifeboat --local`, where the data mover is a child process); unset,
+ * none (on Fargate no pod volume is mounted into the task).
+ */
+export type FileAccess = 'local-paths';
+
 export interface BlockVolumesDeps extends Omit<SnapshotStartDeps, 'csi'> {
   readonly store: ObjectStore;
+  readonly fileAccess?: FileAccess;
   readonly snapshotter?: Snapshotter;
   /** CSI snapshots on the backed-up cluster, by its name; asked for only when a block has a CSI PV. */
   readonly csiFor?: (cluster: string) => Promise<CsiSnapshots>;
@@ -110,7 +116,7 @@ export async function backUpBlockVolumes(options: {
     });
 
   for (const p of podVolumeDecisions({ pods, settings })) {
-    const msg = `${DATA_MOVER_UNAVAILABLE}: pod ${p.pod} volume "${p.volume}" is selected for fs-backup (${p.decision.reason}) and is not backed up`;
+    const msg = `pod ${p.pod} volume "${p.volume}" is selected for fs-backup (${p.decision.reason}) and is not backed up: the data mover reads only PersistentVolumes, never a pod's own volumes`;
     note({ level: 'warning', msg, fields: { pod: p.pod, volume: p.volume } });
     const namespace = p.pod.split('/')[0] ?? '';
     results = mergeResults(results, {
@@ -161,6 +167,10 @@ export async function backUpBlockVolumes(options: {
       policy: settings.policy,
       settings,
     });
+    const files =
+      decision.action === 'fs-backup'
+        ? filesOf({ pv: subject.pv, pod: decision.pod, pods, fileAccess: deps.fileAccess })
+        : {};
     const handled = await handleDecision({
       backup,
       settings,
@@ -172,7 +182,13 @@ export async function backUpBlockVolumes(options: {
       classes: () => classes ?? [],
     });
     decision = handled.decision;
-    const entry: HandledVolumeRecord = { ...names, decision, ...handled.started };
+    const entry: HandledVolumeRecord = {
+      ...names,
+      decision,
+      ...handled.started,
+      ...files,
+      ...(decision.action === 'fs-backup' ? { startedAt: time() } : {}),
+    };
     blockRecord.handled.push(entry);
     const who = subject.pvc ? `PVC ${names.pvcNamespace}/${names.pvcName}` : `PV ${pvName}`;
     const fields = {
@@ -185,13 +201,26 @@ export async function backUpBlockVolumes(options: {
       const scope = names.pvcNamespace ? { namespace: names.pvcNamespace } : ('cluster' as const);
       results = mergeResults(results, { errors: resultOf({ scope, message: msg }), warnings: {} });
     } else if (entry.operation) {
+      const moving = decision.action === 'snapshot' && decision.moveData;
       note({
         level: 'info',
-        msg: `Started ${entry.operation.method === 'native' ? 'native EBS' : 'CSI'} snapshot of ${who}`,
+        msg: `Started ${entry.operation.method === 'native' ? 'native EBS' : 'CSI'} snapshot of ${who}${moving ? '; the data mover copies it into the repository once it completes' : ''}`,
         fields: { ...fields, operation: entry.operation.operationId },
       });
-    } else if (decision.action === 'fs-backup' || (decision.action === 'snapshot' && decision.moveData)) {
-      const msg = `${who} is not backed up: ${DATA_MOVER_UNAVAILABLE} (${decision.reason})`;
+      if (decision.action === 'snapshot' && decision.moveDataRefused) {
+        const msg = `${who}: snapshotMoveData does not apply: ${decision.moveDataRefused}`;
+        note({ level: 'warning', msg, fields });
+        const scope = names.pvcNamespace ? { namespace: names.pvcNamespace } : ('cluster' as const);
+        results = mergeResults(results, { errors: {}, warnings: resultOf({ scope, message: msg }) });
+      }
+    } else if (entry.files) {
+      note({
+        level: 'info',
+        msg: `${who}: the data mover reads its files from ${entry.files.path} (fs-backup)`,
+        fields,
+      });
+    } else if (entry.filesUnreachable) {
+      const msg = `${who} is not backed up: selected for fs-backup (${decision.reason}), but ${entry.filesUnreachable}`;
       note({ level: 'warning', msg, fields });
       const scope = names.pvcNamespace ? { namespace: names.pvcNamespace } : ('cluster' as const);
       results = mergeResults(results, { errors: {}, warnings: resultOf({ scope, message: msg }) });
@@ -224,8 +253,7 @@ async function handleDecision(options: {
   classes: () => readonly SnapshotClassFacts[];
 }): Promise<{ decision: VolumeDecision; started: Started | Record<string, never> }> {
   const { decision, subject, settings, deps } = options;
-  // The data mover does not exist yet: its volumes are recorded as skipped (volumes-info says why).
-  if (decision.action !== 'snapshot' || decision.moveData || !subject.pv) return { decision, started: {} };
+  if (decision.action !== 'snapshot' || !subject.pv) return { decision, started: {} };
   const driver = text(record(record(subject.pv.spec).csi).driver);
   if (driver && subject.pvc && (await options.csiReady())) {
     const hasClass = options.classes().some((c) => c.driver === driver);
@@ -273,4 +301,52 @@ async function handleDecision(options: {
     },
     started: {},
   };
+}
+
+/**
+ * Where the data mover reads an fs-backup volume's files, or why it cannot: under
+ * `lifeboat --local` the directory of a local PV (`spec.local.path`) on this machine; in AWS
+ * nothing yet, since a Fargate task mounts no pod volume (EFS would need a task definition per
+ * file system).
+ */
+function filesOf(options: {
+  pv: KubeObject | undefined;
+  pod: { namespace: string; name: string };
+  pods: readonly KubeObject[];
+  fileAccess: FileAccess | undefined;
+}): Pick<HandledVolumeRecord, 'files' | 'filesUnreachable'> {
+  if (options.fileAccess !== 'local-paths')
+    return {
+      filesUnreachable:
+        'no data mover of this run can reach pod volumes: a Fargate task mounts none, and fs-backup reads only local PVs under lifeboat --local with its data mover (snapshotMoveData moves EBS volumes)',
+    };
+  const spec = record(options.pv?.spec);
+  const path = text(record(spec.local).path);
+  if (!options.pv || !path.startsWith('/'))
+    return {
+      filesUnreachable: `under lifeboat --local the data mover reads only local PVs (spec.local.path) on this machine, and this volume is ${options.pv ? `a ${volumeSourceOf(spec) ?? 'unknown'} volume` : 'not bound to a PV'}`,
+    };
+  const pod = options.pods.find(
+    (p) =>
+      text(record(p.metadata).namespace) === options.pod.namespace &&
+      text(record(p.metadata).name) === options.pod.name,
+  );
+  const nodeName = text(record(pod?.spec).nodeName);
+  return { files: { path, ...(nodeName ? { nodeName } : {}) } };
+}
+
+/** The PV's volume source (`csi`, `nfs`, `hostPath`, …), as volume policies name them. */
+function volumeSourceOf(spec: Record<string, unknown>): string | undefined {
+  const nonSources = new Set([
+    'accessModes',
+    'capacity',
+    'claimRef',
+    'mountOptions',
+    'nodeAffinity',
+    'persistentVolumeReclaimPolicy',
+    'storageClassName',
+    'volumeMode',
+    'volumeAttributesClassName',
+  ]);
+  return Object.keys(spec).find((k) => !nonSources.has(k) && typeof spec[k] === 'object');
 }

@@ -2,8 +2,9 @@
  * The volume side files of a finished backup, from the blocks' volume records and the final
  * statuses VolumeOperations recorded: `-volumeinfo.json.gz` (exactly one entry per PVC/PV),
  * `-volumesnapshots.json.gz` (native snapshots), `-itemoperations.json.gz`, the status counters,
- * an error (with its log line) for every volume whose snapshot failed, so the backup ends
- * PartiallyFailed, and the lines (warnings when they failed) of the CSI VolumeSnapshots' removal.
+ * an error (with its log line) for every volume whose snapshot or data movement failed, so the
+ * backup ends PartiallyFailed, and the lines (warnings when they failed) of the CSI
+ * VolumeSnapshots' removal and of each data movement.
  * Reads only the working data; writes nothing itself.
  */
 import type { BackupRun } from '../../shared/contracts/backup-run.js';
@@ -40,6 +41,7 @@ export async function finalizedVolumes(options: {
       ? progress.operations.map((e) => [e.operation.operationId, e.status] as const)
       : [],
   );
+  const movements = progress?.attempt === options.attempt ? (progress.movements ?? []) : [];
   const volumes = backupVolumeResults({
     backupName: run.name,
     // Lifeboat backups have no Kubernetes UID; the execution's id is unique to this backup run.
@@ -47,6 +49,7 @@ export async function finalizedVolumes(options: {
     location: 'default',
     blocks,
     statuses,
+    movements: new Map(movements.map((m) => [m.key, m])),
   });
   const time = options.now.toISOString();
   const log: LogEvent[] = [];
@@ -80,6 +83,34 @@ export async function finalizedVolumes(options: {
         warnings: resultOf({ scope, message: cleanup.message }),
       });
     }
+  }
+  for (const m of movements) {
+    if (m.state === 'Completed')
+      log.push({
+        time: m.updated ?? time,
+        level: 'info',
+        msg: `Moved ${m.mode === 'block' ? `snapshot ${m.retainedSnapshot ?? ''}` : 'the files'} into the repository as manifest ${m.manifestId}`,
+        fields: {
+          backup: run.name,
+          operation: m.jobId,
+          incremental: m.incremental ?? false,
+          ...(m.parentManifestId ? { parent: m.parentManifestId } : {}),
+          bytesRead: m.bytesRead ?? 0,
+          storedBytes: m.storedBytes ?? 0,
+        },
+      });
+    if (!m.note) continue;
+    log.push({
+      time: m.updated ?? time,
+      level: m.note.level,
+      msg: m.note.message,
+      fields: { backup: run.name },
+    });
+    if (m.note.level === 'warning')
+      results = mergeResults(results, {
+        errors: {},
+        warnings: resultOf({ scope: 'velero', message: m.note.message }),
+      });
   }
   const c = volumes.counters;
   if (c.backupItemOperationsAttempted > 0 || volumes.volumeInfos.length > 0) {

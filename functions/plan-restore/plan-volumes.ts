@@ -12,6 +12,7 @@ import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
 import { backupVolumeInfos, type VolumePlan } from '../../shared/contracts/restore-volumes.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { movedByLifeboat } from '../../shared/domain/data-movement.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { mappedNamespace } from '../../shared/domain/restore-item.js';
 import { planVolumeRestore, type VolumeRestorePlan } from '../../shared/domain/restore-volumes.js';
@@ -101,8 +102,11 @@ export function volumePlanner(options: {
       const nameOf = (o: Json): string => String((o.metadata as { name?: unknown } | undefined)?.name ?? '');
       const namespaceOf = (o: Json): string =>
         String((o.metadata as { namespace?: unknown } | undefined)?.namespace ?? '');
-      // Only native snapshots depend on whether the PV is there already (Velero GH #609).
-      const native = new Set(infos.filter((i) => i.backupMethod === 'NativeSnapshot').map((i) => i.pvName));
+      // Only volumes re-created before the phases (from a native snapshot, or from the data
+      // mover's repository) depend on whether the PV is there already (Velero GH #609).
+      const native = new Set(
+        infos.filter((i) => i.backupMethod === 'NativeSnapshot' || movedByLifeboat(i)).map((i) => i.pvName),
+      );
       const existingPvs = new Set<string>();
       for (const name of pvs.map(nameOf).filter((n) => native.has(n))) {
         const found = await cluster.read({
@@ -130,6 +134,7 @@ export function volumePlanner(options: {
         ...(spec.restorePVs !== undefined ? { restorePVs: spec.restorePVs } : {}),
         ...(spec.namespaceMapping ? { namespaceMapping: spec.namespaceMapping } : {}),
         ...(spec.volumeAvailabilityZone ? { availabilityZone: spec.volumeAvailabilityZone } : {}),
+        ...(spec.volumeRegion || spec.volumeAccountRoleArn ? { elsewhere: true } : {}),
         existingPvs,
         existingPvcs,
         names: {

@@ -1,9 +1,26 @@
-/** Lambda entry of RestoreVolumes: re-creates native snapshot volumes before the phases. */
+/**
+ * Lambda entry of RestoreVolumes: re-creates native snapshot volumes before the phases, and
+ * hands volumes moved to the repository to the data mover.
+ */
+import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, snapshotter, store } from '../wiring.js';
+import { clock, dataMoverRepository, env, snapshotter, store } from '../wiring.js';
 import { restoreVolumes } from './restore-volumes.js';
 
-export const handler = lambdaHandler('RestoreVolumes', async (event: { run?: unknown }, signal) =>
-  restoreVolumes({ run: restoreRun.parse(event.run) }, { store, clock, snapshotter: snapshotter(), signal }),
-);
+const repository = dataMoverRepository();
+
+export const handler = lambdaHandler('RestoreVolumes', async (event: unknown, signal) => {
+  // The same shape as VolumeOperations': the run, and the data-mover jobs the last Map ran.
+  const input = volumeOperationsInput.parse(event);
+  return restoreVolumes(
+    { run: restoreRun.parse(input.run), ...(input.moved ? { moved: input.moved } : {}) },
+    {
+      store,
+      clock,
+      snapshotter: snapshotter(),
+      ...(repository ? { dataMover: { repository, region: env.AWS_REGION } } : {}),
+      signal,
+    },
+  );
+});

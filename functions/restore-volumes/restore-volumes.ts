@@ -11,6 +11,10 @@
  * while volumes are still being created; the state machine waits and calls again, until every
  * volume settled or `itemOperationTimeout` (Velero's, 4h by default) passed since the first call.
  * No Lambda is held for the whole wait.
+ *
+ * Volumes whose data the data mover moved are written from its repository instead
+ * (moved-volumes.ts): their jobs go back to the state machine (`moveJobs`), which runs them and
+ * calls again with what ran (`moved`).
  */
 import { createHash } from 'node:crypto';
 import { restoreRequest } from '../../shared/contracts/restore-request.js';
@@ -30,12 +34,15 @@ import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import { advanceMovedVolumes, type RestoreDataMover } from './moved-volumes.js';
 
 export interface RestoreVolumesDeps {
   readonly store: ObjectStore;
   /** EC2; without one, every planned volume is an error of the restore. */
   readonly snapshotter?: Snapshotter;
   readonly clock: Clock;
+  /** The data mover's repository, for volumes restored from it; unset, those volumes fail. */
+  readonly dataMover?: RestoreDataMover;
   /** How long one call polls new volumes before handing back to the state machine (20 s). */
   readonly pollWithinMs?: number;
   readonly pollIntervalMs?: number;
@@ -54,7 +61,7 @@ async function readJson(store: ObjectStore, key: string): Promise<unknown> {
 }
 
 export async function restoreVolumes(
-  input: { run: RestoreRun },
+  input: { run: RestoreRun; moved?: readonly { jobId: string; error?: string }[] },
   deps: RestoreVolumesDeps,
 ): Promise<VolumeStepResult> {
   const { run } = input;
@@ -95,8 +102,22 @@ export async function restoreVolumes(
     return v?.error !== undefined || v?.state === 'available';
   };
 
+  const natives = plan.native.filter((v) => !v.movedData);
+  const moveJobs = await advanceMovedVolumes({
+    run,
+    spec,
+    plan,
+    progress,
+    ...(input.moved ? { moved: input.moved } : {}),
+    store: deps.store,
+    ...(deps.dataMover ? { dataMover: deps.dataMover } : {}),
+    note,
+    fail,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+
   // Create (or find again) every volume not created yet.
-  for (const volume of plan.native) {
+  for (const volume of natives) {
     if (progress.volumes[volume.pvName]?.volumeId || settled(volume.pvName)) continue;
     if (!deps.snapshotter) {
       fail(volume.pvName, 'this restore has no EC2 access to create volumes from native snapshots');
@@ -147,10 +168,13 @@ export async function restoreVolumes(
     }
   }
   await save();
+  const moving = (): number => Object.values(progress.moves ?? {}).filter((m) => m.state === 'Ready').length;
+  // The data mover's jobs run first; the native volumes are created meanwhile.
+  if (moveJobs.length > 0) return { done: false, pending: moving(), waitSeconds: 0, moveJobs };
 
   // Wait a little for them here; longer waits are the state machine's.
   const pollUntil = Date.now() + (deps.pollWithinMs ?? 20_000);
-  const waiting = (): string[] => plan.native.map((v) => v.pvName).filter((n) => !settled(n));
+  const waiting = (): string[] => natives.map((v) => v.pvName).filter((n) => !settled(n));
   for (;;) {
     for (const pvName of waiting()) {
       const volumeId = progress.volumes[pvName]?.volumeId ?? '';
@@ -178,7 +202,11 @@ export async function restoreVolumes(
   for (const volume of plan.native) {
     const v = progress.volumes[volume.pvName];
     if (v?.volumeId && !v.error)
-      note('info', `Restored persistent volume from snapshot: volume ${v.volumeId}`, volume.pvName);
+      note(
+        'info',
+        `Restored persistent volume from ${volume.movedData ? 'the repository' : 'snapshot'}: volume ${v.volumeId}`,
+        volume.pvName,
+      );
   }
   progress.done = true;
   await save();

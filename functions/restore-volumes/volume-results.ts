@@ -46,9 +46,27 @@ export async function restoreVolumeResults(options: {
       pvName: volume.pvName,
       ...(volume.pvcName ? { pvcName: volume.pvcName, pvcNamespace: volume.pvcNamespace ?? '' } : {}),
     };
+    const restored = outcome?.volumeId && !outcome.error;
+    if (volume.movedData) {
+      // Velero's restore entry of a data-moved volume: its method, snapshotDataMoved, the movement.
+      infos.push(
+        restored
+          ? {
+              ...names,
+              restoreMethod: volume.movedData.backupMethod,
+              snapshotDataMoved: true,
+              snapshotDataMovementInfo: {
+                ...volume.movedData.info,
+                retainedSnapshot: volume.movedData.info.retainedSnapshot ?? '',
+              },
+            }
+          : { ...names, snapshotDataMoved: false },
+      );
+      continue;
+    }
     // Velero tracks a native snapshot once its volume was created; a failed one has no method.
     infos.push(
-      outcome?.volumeId && !outcome.error
+      restored
         ? restoredFromNativeSnapshot({
             ...names,
             snapshotHandle: volume.snapshotHandle,

@@ -1,12 +1,23 @@
 /** Lambda entry of VolumeOperations. */
 import { backupRun } from '../../shared/contracts/backup-run.js';
+import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, csiSnapshotsOf, snapshotter, store } from '../wiring.js';
+import { clock, csiSnapshotsOf, dataMoverRepository, env, snapshotter, store } from '../wiring.js';
 import { volumeOperations } from './volume-operations.js';
 
-export const handler = lambdaHandler('VolumeOperations', async (event: { run?: unknown }, signal) =>
-  volumeOperations(
-    { run: backupRun.parse(event.run) },
-    { store, clock, snapshotter: snapshotter(), csiFor: csiSnapshotsOf, signal },
-  ),
-);
+const repository = dataMoverRepository();
+
+export const handler = lambdaHandler('VolumeOperations', async (event: unknown, signal) => {
+  const input = volumeOperationsInput.parse(event);
+  return volumeOperations(
+    { run: backupRun.parse(input.run), ...(input.moved ? { moved: input.moved } : {}) },
+    {
+      store,
+      clock,
+      snapshotter: snapshotter(),
+      csiFor: csiSnapshotsOf,
+      ...(repository ? { dataMover: { repository, region: env.AWS_REGION } } : {}),
+      signal,
+    },
+  );
+});

@@ -7,7 +7,10 @@
  * attempt gathers the operations from the blocks' volume records. A CSI snapshot's content is
  * kept (`deletionPolicy: Retain`) as soon as it is bound, as Velero keeps it; once all have
  * settled, the VolumeSnapshots and their contents are removed from the cluster, the storage
- * snapshots kept, as Velero does when the backup finalizes.
+ * snapshots kept, as Velero does when the backup finalizes. Volumes whose data moves into the
+ * repository (snapshotMoveData once their snapshot completed, fs-backup at once) are handed to
+ * the data mover as jobs the state machine runs (data-movements.ts); the call after they ran
+ * records how each ended. Done once every operation and every movement has settled.
  */
 
 import { type BackupRun, collectedSummary } from '../../shared/contracts/backup-run.js';
@@ -34,11 +37,14 @@ import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { readVolumeSettings } from '../volume-settings.js';
+import { advanceMovements, type DataMoverAccess, gatherMovements } from './data-movements.js';
 
 export interface VolumeOperationsDeps {
   readonly store: ObjectStore;
   readonly clock: Clock;
   readonly snapshotter?: Snapshotter;
+  /** The repository the data mover writes; unset, volumes to move fail, saying so. */
+  readonly dataMover?: DataMoverAccess;
   /** CSI snapshots on the backed-up cluster, by its name; asked for only when CSI operations exist. */
   readonly csiFor?: (cluster: string) => Promise<CsiSnapshots>;
   /** The first wait between looks (Velero polls operations every 10 s). */
@@ -151,7 +157,7 @@ async function cleanUpCsiSnapshots(options: {
 }
 
 export async function volumeOperations(
-  input: { run: BackupRun },
+  input: { run: BackupRun; moved?: readonly { jobId: string; error?: string }[] },
   deps: VolumeOperationsDeps,
 ): Promise<VolumeOperationsOutcome> {
   const { run } = input;
@@ -159,17 +165,23 @@ export async function volumeOperations(
   const work = backupWorkKeys(run);
   const attempt = await attemptOf(store, run, signal);
   let progress = await readVolumeProgress({ run, store, ...(signal ? { signal } : {}) });
+  const now = deps.clock.now();
+  let blocks: BlockVolumes[] | undefined;
+  const blocksOf = async (): Promise<BlockVolumes[]> => {
+    blocks ??= await readBlockVolumes({ run, store, attempt, ...(signal ? { signal } : {}) });
+    return blocks;
+  };
   if (!progress || progress.attempt !== attempt) {
-    const blocks = await readBlockVolumes({ run, store, attempt, ...(signal ? { signal } : {}) });
+    const blocks = await blocksOf();
     const operations = blocks.flatMap((b) => b.handled.flatMap((h) => (h.operation ? [h.operation] : [])));
     progress = {
       attempt,
       polls: 0,
       operations: operations.map((operation) => ({ operation, status: startedStatus(operation) })),
+      movements: gatherMovements({ blocks, backupName: run.name, now }),
     };
   }
   const settings = await readVolumeSettings({ run, store, ...(signal ? { signal } : {}) });
-  const now = deps.clock.now();
   let csi: CsiSnapshots | undefined;
   const csiOf = async (): Promise<CsiSnapshots | undefined> => {
     if (!csi && deps.csiFor && settings.cluster) csi = await deps.csiFor(settings.cluster);
@@ -238,23 +250,43 @@ export async function volumeOperations(
     }
   });
   if (entries.every((e) => isSettled(e.status))) await cleanUpCsiSnapshots({ entries, csiOf, now, signal });
-  progress = { ...progress, polls: progress.polls + 1 };
+  const movements = progress.movements ?? [];
+  const moveJobs = await advanceMovements({
+    movements,
+    statuses: new Map(entries.map((e) => [e.operation.operationId, e.status])),
+    // Only movements still waiting for their job need the workers' records.
+    blocks: movements.some((m) => m.state === 'Waiting') ? await blocksOf() : [],
+    ...(input.moved ? { moved: input.moved } : {}),
+    backup: run,
+    store,
+    ...(deps.snapshotter ? { snapshotter: deps.snapshotter } : {}),
+    ...(deps.dataMover ? { dataMover: deps.dataMover } : {}),
+    now,
+    ...(signal ? { signal } : {}),
+  });
+  progress = { ...progress, polls: progress.polls + 1, movements };
   await store.put(work.volumeOperations, JSON.stringify(progress), {
     contentType: 'application/json',
     ...(signal ? { signal } : {}),
   });
   const settled = entries.filter((e) => isSettled(e.status));
   const stillPending = entries.filter((e) => !isSettled(e.status));
+  const moving = movements.filter((m) => m.state === 'Waiting' || m.state === 'Ready');
   const oldest = Math.min(
     ...stillPending.map((e) => new Date(e.operation.createdAt).getTime()),
     now.getTime(),
   );
   return {
-    done: stillPending.length === 0,
-    total: entries.length,
-    completed: settled.filter((e) => e.status.phase === 'Completed').length,
-    failed: settled.filter((e) => e.status.phase === 'Failed').length,
-    pending: stillPending.length,
+    done: stillPending.length === 0 && moving.length === 0,
+    total: entries.length + movements.length,
+    completed:
+      settled.filter((e) => e.status.phase === 'Completed').length +
+      movements.filter((m) => m.state === 'Completed').length,
+    failed:
+      settled.filter((e) => e.status.phase === 'Failed').length +
+      movements.filter((m) => m.state === 'Failed').length,
+    pending: stillPending.length + moving.length,
     waitSeconds: nextPollSeconds({ waitedMs: now.getTime() - oldest, base: deps.pollSeconds ?? 10 }),
+    moveJobs,
   };
 }

@@ -77,3 +77,22 @@ export function grantEbsSnapshots(role: Role): void {
     'A backup creates snapshots whose ids do not exist yet; CreateSnapshot requires the velero.io/backup tag and CreateTags only applies while creating a snapshot',
   );
 }
+
+/**
+ * VolumeOperations deletes the EBS snapshot a data-moved volume kept as its incremental base once
+ * a later backup of the volume moved its data (docs/backup-volumes.md): only snapshots a backup
+ * took (tagged `velero.io/backup`) or the EBS CSI driver took for a VolumeSnapshot
+ * (`CSIVolumeSnapshotName`).
+ */
+export function grantIncrementalBaseDeletion(role: Role): void {
+  const stack = Stack.of(role);
+  const snapshots = stack.formatArn({ service: 'ec2', resource: 'snapshot', resourceName: '*', account: '' });
+  for (const tag of ['velero.io/backup', 'CSIVolumeSnapshotName'])
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['ec2:DeleteSnapshot'],
+        resources: [snapshots],
+        conditions: { Null: { [`aws:ResourceTag/${tag}`]: 'false' } },
+      }),
+    );
+}

@@ -1,8 +1,9 @@
 /**
  * The backup workflow: the functions of each state, the ItemBlock queue with its dead-letter
  * queue and their consumers, and the state machine built from statemachines/backup.asl.json
- * with typed substitutions. Clusters are given by name; the reading functions' role gets an
- * EKS access entry on each. Never grants more than the steps need.
+ * with typed substitutions, and the data mover its MoveVolumeData stage runs (in the hook
+ * runner's cluster). Clusters are given by name; the reading functions' role gets an EKS access
+ * entry on each. Never grants more than the steps need.
  */
 import { join } from 'node:path';
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
@@ -15,7 +16,13 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { backupRecipeFunctions, type RecipeFunctions, recipeSubstitutions } from './backup-recipe.js';
-import { backupVolumeFunctions, grantEbsSnapshots, VOLUME_SNAPSHOT_GROUP } from './backup-volumes.js';
+import {
+  backupVolumeFunctions,
+  grantEbsSnapshots,
+  grantIncrementalBaseDeletion,
+  VOLUME_SNAPSHOT_GROUP,
+} from './backup-volumes.js';
+import { DataMover, type DataMoverProps } from './data-mover.js';
 import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
@@ -30,10 +37,13 @@ export function backupSubstitutions(functions: {
   volumeOperations: IFunction;
   /** The hook runner's `${HookRunner…}` values (HookRunner.substitutions()). */
   hookRunner: Record<string, string>;
+  /** The data mover's `${DataMover…}` values (DataMover.substitutions()). */
+  dataMover: Record<string, string>;
   recipe: RecipeFunctions<IFunction>;
 }): Record<string, string> {
   return {
     ...functions.hookRunner,
+    ...functions.dataMover,
     ...recipeSubstitutions(functions.recipe),
     ValidateBackupFunctionArn: functions.validate.functionArn,
     CollectItemsFunctionArn: functions.collect.functionArn,
@@ -54,7 +64,15 @@ export interface BackupWorkflowProps {
   readonly inlineHookLimit?: Duration;
   /** Where hook runner tasks run (see HookRunnerProps). */
   readonly hookRunnerVpc?: HookRunnerProps['vpc'];
+  /** The data mover's options; it runs in the hook runner's cluster and subnets. */
+  readonly dataMover?: WorkflowDataMoverProps;
 }
+
+/** What a workflow's data mover takes beyond the storage and the tasks' cluster it is given. */
+export type WorkflowDataMoverProps = Omit<
+  DataMoverProps,
+  'bucket' | 'storageKey' | 'prefix' | 'cluster' | 'subnetIds' | 'assignPublicIp'
+>;
 
 export class BackupWorkflow extends Construct {
   readonly stateMachine: StateMachine;
@@ -62,6 +80,8 @@ export class BackupWorkflow extends Construct {
   readonly deadLetters: Queue;
   readonly clusterReaderRole: Role;
   readonly hookRunner: HookRunner;
+  /** Moves snapshotMoveData and fs-backup volumes into the repository (Fargate task). */
+  readonly dataMover: DataMover;
 
   constructor(scope: Construct, id: string, props: BackupWorkflowProps) {
     super(scope, id);
@@ -182,6 +202,18 @@ export class BackupWorkflow extends Construct {
     });
     // The runner backs up whole blocks, volumes included, as a worker would.
     grantEbsSnapshots(this.hookRunner.taskRole);
+    this.dataMover = new DataMover(this, 'DataMover', {
+      ...props.dataMover,
+      bucket: props.bucket,
+      storageKey: props.key,
+      ...(props.prefix ? { prefix: props.prefix } : {}),
+      cluster: this.hookRunner.cluster,
+      subnetIds: this.hookRunner.subnetIds,
+      assignPublicIp: this.hookRunner.assignPublicIp,
+    });
+    // VolumeOperations names the repository in the jobs it hands out (it never opens it).
+    volumeOperations.addEnvironment('LIFEBOAT_REPOSITORY_KEY', this.dataMover.repositoryKey.keyArn);
+    grantIncrementalBaseDeletion(this.clusterReaderRole);
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: BACKUP_DEFINITION_FILE,
@@ -192,10 +224,12 @@ export class BackupWorkflow extends Construct {
         recordFailure,
         volumeOperations,
         hookRunner: this.hookRunner.substitutions(),
+        dataMover: this.dataMover.substitutions(),
         recipe,
       }),
       invokes: [validate, collect, volumeOperations, finalize, recordFailure, ...recipeFunctions],
     });
     this.hookRunner.grantRun(this.stateMachine);
+    this.dataMover.grantRun(this.stateMachine);
   }
 }

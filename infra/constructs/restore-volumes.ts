@@ -3,7 +3,9 @@
  * reaches EC2 and nothing in the cluster) and PatchProvisionedVolumes (patches re-provisioned
  * PVs, so it shares the cluster-writing role). EC2 is granted as narrowly as EC2 allows: volumes
  * may only be created carrying the restore tag, tags only while creating a volume, and the two
- * Describe calls, which have no resource-level permissions, on `*`.
+ * Describe calls, which have no resource-level permissions, on `*`. A volume encrypted with the
+ * request's `volumeKmsKeyId` needs the key through EC2 only (`kms:ViaService`), grants only for
+ * AWS resources.
  */
 import { Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -51,6 +53,29 @@ export function restoreVolumeFunctions(
   restoreVolumes.addToRolePolicy(
     new PolicyStatement({ actions: ['ec2:DescribeVolumes', 'ec2:DescribeSnapshots'], resources: ['*'] }),
   );
+  // volumeKmsKeyId: CreateVolume with a customer key uses it through EC2 (and EBS, through a grant).
+  const keys = stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*' });
+  const throughEc2 = { 'kms:ViaService': `ec2.${stack.region}.amazonaws.com` };
+  restoreVolumes.addToRolePolicy(
+    new PolicyStatement({
+      actions: [
+        'kms:DescribeKey',
+        'kms:Decrypt',
+        'kms:GenerateDataKeyWithoutPlaintext',
+        'kms:ReEncryptFrom',
+        'kms:ReEncryptTo',
+      ],
+      resources: [keys],
+      conditions: { StringEquals: throughEc2 },
+    }),
+  );
+  restoreVolumes.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['kms:CreateGrant'],
+      resources: [keys],
+      conditions: { StringEquals: throughEc2, Bool: { 'kms:GrantIsForAWSResource': 'true' } },
+    }),
+  );
   // On RestoreVolumes' own role, which holds these statements.
   const role = restoreVolumes.role ?? scope;
   const acknowledge = (id: string, reason: string): void => Validations.of(role).acknowledge({ id, reason });
@@ -64,6 +89,10 @@ export function restoreVolumeFunctions(
   acknowledge(
     `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${region}:${account}:volume/*]`,
     'A restore creates volumes whose ids do not exist yet; CreateVolume requires the velero.io/restore tag and CreateTags only applies while creating a volume',
+  );
+  acknowledge(
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:${account}:key/*]`,
+    'volumeKmsKeyId names any key of the account; it is used only through EC2 (kms:ViaService), and grants only for AWS resources',
   );
   acknowledge(
     `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${region}::snapshot/*]`,

@@ -3,8 +3,9 @@
  * statemachines/restore.asl.json with typed substitutions. The functions that write into
  * clusters share a role with an EKS access entry on each cluster named. A recipe's hook steps
  * longer than a Lambda run in a hook runner of its own (a Fargate task, infra/constructs/
- * hook-runner.ts). Deployable on its own in a DR account, reading backups from a bucket it is
- * granted.
+ * hook-runner.ts), and volumes whose data is in the data mover's repository are written by the
+ * data mover (the backup workflow's, or one of its own). Deployable on its own in a DR account,
+ * reading backups from a bucket it is granted.
  */
 import { join } from 'node:path';
 import { Duration, Stack } from 'aws-cdk-lib';
@@ -14,6 +15,8 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import type { WorkflowDataMoverProps } from './backup-workflow.js';
+import { DataMover } from './data-mover.js';
 import { HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { restoreVolumeFunctions } from './restore-volumes.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
@@ -31,9 +34,12 @@ export function restoreSubstitutions(functions: {
   finalize: IFunction;
   /** The hook runner's `${HookRunner…}` values (HookRunner.substitutions()). */
   hookRunner: Record<string, string>;
+  /** The data mover's `${DataMover…}` values (DataMover.substitutions()). */
+  dataMover: Record<string, string>;
 }): Record<string, string> {
   return {
     ...functions.hookRunner,
+    ...functions.dataMover,
     ValidateRestoreFunctionArn: functions.validate.functionArn,
     PlanRestoreFunctionArn: functions.plan.functionArn,
     RestoreVolumesFunctionArn: functions.restoreVolumes.functionArn,
@@ -53,6 +59,11 @@ export interface RestoreWorkflowProps {
   readonly prefix?: string;
   /** Where hook runner tasks run (see HookRunnerProps). */
   readonly hookRunnerVpc?: HookRunnerProps['vpc'];
+  /**
+   * The data mover that writes volumes from its repository: the backup workflow's, in a stack
+   * with both; else one of its own in this workflow's hook runner cluster, with these options.
+   */
+  readonly dataMover?: DataMover | WorkflowDataMoverProps;
 }
 
 export class RestoreWorkflow extends Construct {
@@ -60,6 +71,7 @@ export class RestoreWorkflow extends Construct {
   readonly clusterWriterRole: Role;
   /** Runs a recipe's restore hook steps whose commands may outlast a Lambda. */
   readonly hookRunner: HookRunner;
+  readonly dataMover: DataMover;
 
   constructor(scope: Construct, id: string, props: RestoreWorkflowProps) {
     super(scope, id);
@@ -145,6 +157,20 @@ export class RestoreWorkflow extends Construct {
       ...(props.prefix ? { prefix: props.prefix } : {}),
       ...(props.hookRunnerVpc ? { vpc: props.hookRunnerVpc } : {}),
     });
+    this.dataMover =
+      props.dataMover instanceof DataMover
+        ? props.dataMover
+        : new DataMover(this, 'DataMover', {
+            ...props.dataMover,
+            bucket: props.bucket,
+            storageKey: props.key,
+            ...(props.prefix ? { prefix: props.prefix } : {}),
+            cluster: this.hookRunner.cluster,
+            subnetIds: this.hookRunner.subnetIds,
+            assignPublicIp: this.hookRunner.assignPublicIp,
+          });
+    // RestoreVolumes names the repository in the jobs it hands out (it never opens it).
+    restoreVolumes.addEnvironment('LIFEBOAT_REPOSITORY_KEY', this.dataMover.repositoryKey.keyArn);
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: RESTORE_DEFINITION_FILE,
@@ -158,9 +184,11 @@ export class RestoreWorkflow extends Construct {
         recipeHook,
         finalize,
         hookRunner: this.hookRunner.substitutions(),
+        dataMover: this.dataMover.substitutions(),
       }),
       invokes: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, recipeHook, finalize],
     });
     this.hookRunner.grantRun(this.stateMachine);
+    this.dataMover.grantRun(this.stateMachine);
   }
 }

@@ -2,10 +2,12 @@
  * The volume side of a backup's working data: the settings ValidateBackup resolves for the
  * workers (resource policy, legacy volume fields, timeouts), what each worker records of the
  * volumes of one ItemBlock (their facts, the decision taken, the snapshot it started), the
- * progress VolumeOperations keeps while it waits, and that state's output. Parsed wherever it is
+ * progress VolumeOperations keeps while it waits (snapshots, then data movements), and that
+ * state's input and output. Parsed wherever it is
  * read back from the object store; never holds object contents beyond names, labels and ids.
  */
 import { z } from 'zod';
+import { dataMoverJob } from './data-mover-job.js';
 import { resourcePolicySchema } from './resource-policy.js';
 
 /** What ValidateBackup resolves once for every worker and for VolumeOperations. */
@@ -42,6 +44,7 @@ export const volumeDecision = z.discriminatedUnion('action', [
     method: z.enum(['csi', 'native']),
     ebsVolumeId: z.string().optional(),
     moveData: z.boolean(),
+    moveDataRefused: z.string().optional(),
     reason: z.string(),
     ...policyIndex,
   }),
@@ -100,6 +103,10 @@ export const handledVolumeRecord = z.strictObject({
   error: z.string().optional(),
   startedAt: z.string().optional(),
   operation: volumeOperation.optional(),
+  /** fs-backup: the directory the data mover reads the volume's files from, and the pod's node. */
+  files: z.strictObject({ path: z.string(), nodeName: z.string().optional() }).optional(),
+  /** fs-backup: why the data mover cannot reach the volume's files (the volume is skipped). */
+  filesUnreachable: z.string().optional(),
 });
 export type HandledVolumeRecord = z.infer<typeof handledVolumeRecord>;
 
@@ -146,6 +153,38 @@ export const operationStatus = z.strictObject({
 });
 export type OperationStatus = z.infer<typeof operationStatus>;
 
+/**
+ * One volume's data movement (snapshotMoveData: a block backup of its EBS snapshot; fs-backup: a
+ * file backup of its directory), as VolumeOperations keeps it between calls.
+ */
+export const dataMovement = z.strictObject({
+  /** movementKeyOf the worker's volume record. */
+  key: z.string(),
+  /** The data-mover job id, which is also the manifest id. */
+  jobId: z.string(),
+  mode: z.enum(['block', 'file']),
+  state: z.enum(['Waiting', 'Ready', 'Completed', 'Failed']),
+  created: z.string(),
+  started: z.string().optional(),
+  updated: z.string().optional(),
+  error: z.string().optional(),
+  /** The job, once it can start (Ready): what the state machine hands to the data mover. */
+  job: dataMoverJob.optional(),
+  parentManifestId: z.string().optional(),
+  /** The EBS snapshot the parent manifest's backup kept: deleted once this movement completed. */
+  supersedes: z.string().optional(),
+  manifestId: z.string().optional(),
+  size: z.number().nonnegative().optional(),
+  bytesDone: z.number().nonnegative().optional(),
+  bytesRead: z.number().nonnegative().optional(),
+  storedBytes: z.number().nonnegative().optional(),
+  incremental: z.boolean().optional(),
+  retainedSnapshot: z.string().optional(),
+  /** What became of `supersedes` (a line of the backup log). */
+  note: z.strictObject({ level: z.enum(['info', 'warning']), message: z.string() }).optional(),
+});
+export type DataMovement = z.infer<typeof dataMovement>;
+
 /** VolumeOperations' record of every operation and where it stands; rewritten on each poll. */
 export const volumeOperationsProgress = z.strictObject({
   attempt: z.string(),
@@ -163,6 +202,8 @@ export const volumeOperationsProgress = z.strictObject({
         .optional(),
     }),
   ),
+  /** Data movements, gathered with the operations (fs-backup ones have no operation). */
+  movements: z.array(dataMovement).optional(),
 });
 export type VolumeOperationsProgress = z.infer<typeof volumeOperationsProgress>;
 
@@ -175,5 +216,16 @@ export const volumeOperationsOutcome = z.strictObject({
   pending: z.number().int().nonnegative(),
   /** How long the state machine waits before the next poll. */
   waitSeconds: z.number().int().nonnegative(),
+  /** Data-mover jobs to run now (the state machine's MoveVolumeData Map); a bounded batch. */
+  moveJobs: z.array(dataMoverJob),
+});
+
+/** VolumeOperations' input: the run, and the jobs the last MoveVolumeData ran (and how each ended). */
+export const volumeOperationsInput = z.object({
+  run: z.unknown(),
+  moved: z
+    .array(z.object({ jobId: z.string(), error: z.string().optional() }))
+    .optional()
+    .catch(undefined),
 });
 export type VolumeOperationsOutcome = z.infer<typeof volumeOperationsOutcome>;

@@ -2,8 +2,9 @@
  * The restore request: a `velero.io/v1` Restore (metadata and spec) plus the target cluster,
  * and what Velero lacks: `includeItems` (restore named objects), `dryRun` (return the plan, write
  * nothing), resource modifiers given inline or from a ConfigMap in any namespace,
- * `volumeAvailabilityZone` (re-create snapshot volumes in another zone) and `volumeKmsKeyId`
- * (encrypt them with a KMS key). Validation
+ * `volumeAvailabilityZone` (re-create snapshot volumes in another zone), `volumeKmsKeyId`
+ * (encrypt them with a KMS key), and `volumeRegion` and `volumeAccountRoleArn` (write volumes
+ * restored from the data mover's repository in another region or account). Validation
  * follows Velero's restore controller and reports every problem by field path.
  */
 import { z } from 'zod';
@@ -125,6 +126,29 @@ export const restoreSpec = z.strictObject({
     })
     .optional(),
   /**
+   * Lifeboat: the region in which volumes restored from the data mover's repository are written
+   * (default: the restore's own). Needs `volumeAvailabilityZone`, a zone of that region.
+   */
+  volumeRegion: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z0-9]+)+-\d$/, { message: 'must be an AWS region name, such as us-west-2' })
+    .optional(),
+  /**
+   * Lifeboat: a role in another account through which the data mover writes the snapshots and
+   * volumes it restores from its repository (cross-account DR), with the external id its trust
+   * policy asks for.
+   */
+  volumeAccountRoleArn: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, {
+      message: 'must be an IAM role ARN, such as arn:aws:iam::123456789012:role/lifeboat-restore',
+    })
+    .optional(),
+  volumeAccountExternalId: z
+    .string()
+    .regex(/^[\w+=,.@:/-]{2,1224}$/, { message: 'must be 2-1224 characters of letters, digits and +=,.@:/-' })
+    .optional(),
+  /**
    * Lifeboat, beyond Velero (seed 002): a recipe, inline or in a ConfigMap of the target cluster,
    * whose `restore` workflow orders the restore as groups of the backed-up resources and named
    * hooks (docs/recipes.md).
@@ -199,6 +223,38 @@ export function restoreRecipeProblems(spec: RestoreSpec): FieldProblem[] {
       ];
 }
 
+/** Where volumes restored from the repository go: a zone of the region, a key of the region. */
+function volumeTargetProblems(spec: RestoreSpec): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const path = (field: string) => `restore.spec.${field}`;
+  const region = spec.volumeRegion;
+  const zone = spec.volumeAvailabilityZone;
+  if (region && !zone)
+    problems.push({
+      path: path('volumeAvailabilityZone'),
+      message: `is required with volumeRegion: the zone of ${region} the volumes are created in`,
+    });
+  // A zone of the region: `<region><letter>`, or a Local Zone `<region>-<place>-<n><letter>`.
+  if (
+    region &&
+    zone &&
+    !(zone.startsWith(region) && /^([a-z]|-[a-z]+-\d[a-z])$/.test(zone.slice(region.length)))
+  )
+    problems.push({
+      path: path('volumeAvailabilityZone'),
+      message: `must be a zone of volumeRegion ${region}`,
+    });
+  const keyRegion = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):/.exec(spec.volumeKmsKeyId ?? '')?.[1];
+  if (region && keyRegion && keyRegion !== region)
+    problems.push({
+      path: path('volumeKmsKeyId'),
+      message: `is a key of ${keyRegion}, not of volumeRegion ${region}`,
+    });
+  if (spec.volumeAccountExternalId && !spec.volumeAccountRoleArn)
+    problems.push({ path: path('volumeAccountExternalId'), message: 'needs volumeAccountRoleArn' });
+  return problems;
+}
+
 /** Velero's restore controller checks (restore_controller.go validateAndComplete). */
 function crossFieldProblems(spec: RestoreSpec): FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -234,6 +290,7 @@ function crossFieldProblems(spec: RestoreSpec): FieldProblem[] {
   }
   problems.push(...resourceModifierProblems(spec));
   problems.push(...restoreRecipeProblems(spec));
+  problems.push(...volumeTargetProblems(spec));
   const targets = Object.values(spec.namespaceMapping ?? {});
   const duplicate = targets.find((t, i) => targets.indexOf(t) !== i);
   if (duplicate)

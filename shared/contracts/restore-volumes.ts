@@ -6,6 +6,7 @@
  * volumes-info as read back from the store: Velero's keys, unknown ones ignored.
  */
 import { z } from 'zod';
+import { dataMoverJob } from './data-mover-job.js';
 
 const logEvent = z.strictObject({
   time: z.string(),
@@ -36,6 +37,27 @@ const nativeSnapshotInfo = z.object({
   Phase: z.enum(['New', 'InProgress', 'Completed', 'Failed', '']).catch(''),
 });
 
+const snapshotDataMovementInfo = z.object({
+  dataMover: z.string().catch(''),
+  uploaderType: z.string().catch(''),
+  retainedSnapshot: z.string().optional().catch(undefined),
+  snapshotHandle: z.string().catch(''),
+  operationID: z.string().catch(''),
+  size: z.number().catch(0),
+  Phase: z.string().catch(''),
+});
+
+const pvbInfo = z.object({
+  snapshotHandle: z.string().optional().catch(undefined),
+  size: z.number().optional().catch(undefined),
+  uploaderType: z.string().catch(''),
+  volumeName: z.string().catch(''),
+  podName: z.string().catch(''),
+  podNamespace: z.string().catch(''),
+  nodeName: z.string().optional().catch(undefined),
+  Phase: z.string().catch(''),
+});
+
 /**
  * One entry of `<backup>-volumeinfo.json.gz` as a restore reads it (Velero BackupVolumeInfo).
  * Lenient where Velero is: a field of the wrong type reads as its zero value, never fails the
@@ -53,6 +75,8 @@ export const backupVolumeInfoRecord = z.object({
   skippedReason: z.string().optional().catch(undefined),
   csiSnapshotInfo: csiSnapshotInfo.optional().catch(undefined),
   nativeSnapshotInfo: nativeSnapshotInfo.optional().catch(undefined),
+  snapshotDataMovementInfo: snapshotDataMovementInfo.optional().catch(undefined),
+  pvbInfo: pvbInfo.optional().catch(undefined),
   pvInfo: pvInfo.optional().catch(undefined),
 });
 export const backupVolumeInfos = z.array(backupVolumeInfoRecord);
@@ -65,8 +89,13 @@ const restoreVolumeInfo = z.object({
   snapshotDataMoved: z.boolean(),
   csiSnapshotInfo: csiSnapshotInfo.optional(),
   nativeSnapshotInfo: nativeSnapshotInfo.optional(),
+  snapshotDataMovementInfo: snapshotDataMovementInfo.optional(),
 });
 
+/**
+ * A volume re-created before the phases: from a native snapshot, or, with `movedData`, written
+ * by the data mover from the repository (a block-restore job).
+ */
 export const nativeVolumeRestore = z.strictObject({
   pvName: z.string(),
   sourcePvName: z.string(),
@@ -77,6 +106,13 @@ export const nativeVolumeRestore = z.strictObject({
   iops: z.number().int().positive().optional(),
   availabilityZone: z.string(),
   recordedAvailabilityZone: z.string(),
+  movedData: z
+    .strictObject({
+      manifestId: z.string(),
+      backupMethod: z.enum(['NativeSnapshot', 'CSISnapshot']),
+      info: snapshotDataMovementInfo,
+    })
+    .optional(),
 });
 
 export const provisionedVolume = z.strictObject({
@@ -103,11 +139,22 @@ const nativeOutcome = z.strictObject({
   error: z.string().optional(),
 });
 
+/** A volume the data mover restores from the repository: its job, until the job ran. */
+const volumeMove = z.strictObject({
+  jobId: z.string(),
+  state: z.enum(['Ready', 'Completed', 'Failed']),
+  job: dataMoverJob.optional(),
+  snapshotId: z.string().optional(),
+  blocksWritten: z.number().int().nonnegative().optional(),
+});
+
 /** `work.volumesProgress`: RestoreVolumes' state between its calls. */
 export const volumesProgress = z.strictObject({
   startedAt: z.string(),
   /** By restored PV name. */
   volumes: z.record(z.string(), nativeOutcome),
+  /** Volumes restored from the repository, by restored PV name. */
+  moves: z.record(z.string(), volumeMove).optional(),
   /** Set once every volume settled and the PV chunks point at the new volumes. */
   done: z.boolean(),
   log: z.array(logEvent),
@@ -130,5 +177,7 @@ export const volumeStepResult = z.strictObject({
   pending: z.number().int().nonnegative(),
   /** The state machine's wait before the next call (Wait state, whole seconds). */
   waitSeconds: z.number().int().nonnegative(),
+  /** RestoreVolumes: data-mover jobs to run now (the RestoreVolumeData Map), a bounded batch. */
+  moveJobs: z.array(dataMoverJob).optional(),
 });
 export type VolumeStepResult = z.infer<typeof volumeStepResult>;

@@ -5,13 +5,16 @@
  * (the backup then ends PartiallyFailed, as Velero's does when a snapshot fails).
  * Pure: the workers' records and the final operation statuses in, files' contents out.
  */
+import { DATA_MOVER_ACTION, type DataMovementFacts, movementKeyOf } from './data-movement.js';
 import {
   assembleBackupVolumeInfos,
   type BackupVolumeInfo,
   backupVolumesOf,
   type ClaimFacts,
   type CsiSnapshotOutcome,
+  type DataMovementOutcome,
   type HandledVolume,
+  kubeTime,
   type NativeVolumeSnapshot,
   nativeVolumeSnapshotOf,
   type PersistentVolumeFacts,
@@ -45,6 +48,10 @@ export interface HandledVolumeFacts {
   readonly error?: string;
   readonly startedAt?: string;
   readonly operation?: VolumeOperationSpec;
+  /** fs-backup: the directory the data mover reads the volume's files from. */
+  readonly files?: { readonly path: string; readonly nodeName?: string };
+  /** fs-backup: why the data mover cannot reach the volume's files. */
+  readonly filesUnreachable?: string;
 }
 
 export interface BlockVolumeFacts {
@@ -101,8 +108,11 @@ export function backupVolumeResults(options: {
   blocks: readonly BlockVolumeFacts[];
   /** Final status of each operation by its id. */
   statuses: ReadonlyMap<string, OperationStatus>;
+  /** Each data movement by its volume (movementKeyOf). */
+  movements?: ReadonlyMap<string, DataMovementFacts>;
 }): BackupVolumeResults {
   const { blocks, statuses } = options;
+  const movements = options.movements ?? new Map<string, DataMovementFacts>();
   const handled: HandledVolume[] = [];
   const nativeSnapshots: NativeVolumeSnapshot[] = [];
   const operations: BackupOperation[] = [];
@@ -122,6 +132,20 @@ export function backupVolumeResults(options: {
           status: status ?? { phase: 'Failed', error: 'the operation was never polled' },
         }),
       );
+    }
+    const moved = movedBy(h, movements);
+    if (moved) {
+      operations.push(
+        dataMovementOperationOf({ backupName: options.backupName, backupUID: options.backupUID, h, moved }),
+      );
+      // A movement of a snapshot that failed fails with it: one error, the snapshot's.
+      const snapshotFailed =
+        h.error !== undefined || (h.operation !== undefined && status?.phase !== 'Completed');
+      if (moved.phase !== 'Completed' && !snapshotFailed)
+        failures.push({
+          scope: scopeOf(h),
+          message: `${moved.mode === 'file' ? 'file backup' : 'data movement'} of ${describe(h)} failed: ${moved.error}`,
+        });
     }
     const names = {
       ...(h.pvName ? { pvName: h.pvName } : {}),
@@ -153,6 +177,7 @@ export function backupVolumeResults(options: {
           ...(h.startedAt ? { startedAt: h.startedAt } : {}),
           ...(status?.updated && phase === 'Completed' ? { completedAt: status.updated } : {}),
         },
+        ...(moved ? { movement: moved.outcome } : {}),
       });
       if (phase === 'Failed')
         failures.push({
@@ -179,7 +204,12 @@ export function backupVolumeResults(options: {
         ...(h.startedAt ? { startedAt: h.startedAt } : {}),
         ...(status?.updated && succeeded ? { completedAt: status.updated } : {}),
       };
-      handled.push({ ...names, decision: h.decision, csiOutcome });
+      handled.push({
+        ...names,
+        decision: h.decision,
+        csiOutcome,
+        ...(moved ? { movement: moved.outcome } : {}),
+      });
       if (!succeeded)
         failures.push({
           scope: scopeOf(h),
@@ -187,7 +217,12 @@ export function backupVolumeResults(options: {
         });
       continue;
     }
-    handled.push({ ...names, decision: h.decision });
+    handled.push({
+      ...names,
+      decision: h.decision,
+      ...(moved ? { movement: moved.outcome } : {}),
+      ...(h.filesUnreachable ? { filesUnreachable: h.filesUnreachable } : {}),
+    });
   }
   const volumes = backupVolumesOf({
     pvcs: blocks.flatMap((b) => b.claims),
@@ -210,5 +245,97 @@ export function backupVolumeResults(options: {
     },
     failures,
     unmatched,
+  };
+}
+
+interface MovedVolume {
+  readonly mode: 'block' | 'file';
+  readonly phase: DataMovementOutcome['phase'];
+  readonly error?: string;
+  readonly facts?: DataMovementFacts;
+  readonly outcome: DataMovementOutcome;
+}
+
+/**
+ * The data movement of a volume the backup asked to move (snapshotMoveData with a snapshot
+ * started, or fs-backup with its files reachable): as VolumeOperations recorded it, or failed
+ * when it never got that far.
+ */
+function movedBy(
+  h: HandledVolumeFacts,
+  movements: ReadonlyMap<string, DataMovementFacts>,
+): MovedVolume | undefined {
+  const file = h.decision.action === 'fs-backup' && h.files !== undefined;
+  const block = h.decision.action === 'snapshot' && h.decision.moveData && h.operation !== undefined;
+  if (!file && !block) return undefined;
+  const facts = movements.get(movementKeyOf(h));
+  const settled = facts?.state === 'Completed' || facts?.state === 'Failed';
+  const phase = facts?.state === 'Completed' ? 'Completed' : 'Failed';
+  const error = settled ? facts?.error : 'the data mover never ran for it';
+  const pod = h.decision.action === 'fs-backup' ? h.decision.pod : undefined;
+  return {
+    mode: file ? 'file' : 'block',
+    phase,
+    ...(phase === 'Failed' ? { error: error ?? 'failed' } : {}),
+    ...(facts ? { facts } : {}),
+    outcome: {
+      mode: file ? 'file' : 'block',
+      phase,
+      operationId: facts?.jobId ?? '',
+      manifestId: phase === 'Completed' ? (facts?.manifestId ?? '') : '',
+      size: facts?.size ?? 0,
+      ...(facts?.retainedSnapshot ? { retainedSnapshot: facts.retainedSnapshot } : {}),
+      ...(facts?.started ? { startedAt: facts.started } : {}),
+      ...(facts?.updated && phase === 'Completed' ? { completedAt: facts.updated } : {}),
+      ...(pod
+        ? {
+            pod: {
+              namespace: pod.namespace,
+              name: pod.name,
+              volumeName: pod.volumeName,
+              ...(h.files?.nodeName ? { nodeName: h.files.nodeName } : {}),
+            },
+          }
+        : {}),
+    },
+  };
+}
+
+/** The item operations file's record of a data movement (Velero: the DataUpload's operation). */
+function dataMovementOperationOf(options: {
+  backupName: string;
+  backupUID: string;
+  h: HandledVolumeFacts;
+  moved: MovedVolume;
+}): BackupOperation {
+  const { h, moved } = options;
+  const facts = moved.facts;
+  const resource = h.pvcName
+    ? { Group: '', Resource: 'persistentvolumeclaims', Namespace: h.pvcNamespace ?? '', Name: h.pvcName }
+    : { Group: '', Resource: 'persistentvolumes', Namespace: '', Name: h.pvName ?? '' };
+  const status = Object.fromEntries(
+    Object.entries({
+      phase: moved.phase,
+      error: moved.error,
+      nCompleted: facts?.bytesDone,
+      nTotal: facts?.size,
+      operationUnits: 'Bytes',
+      description: facts?.state,
+      created: facts ? kubeTime(facts.created) : undefined,
+      started: facts?.started ? kubeTime(facts.started) : undefined,
+      updated: facts?.updated ? kubeTime(facts.updated) : undefined,
+      // Go's omitempty drops zero numbers and empty strings.
+    }).filter(([, v]) => v !== undefined && v !== '' && v !== 0),
+  ) as BackupOperation['status'];
+  return {
+    spec: {
+      backupName: options.backupName,
+      backupUID: options.backupUID,
+      backupItemAction: DATA_MOVER_ACTION,
+      ResourceIdentifier: resource,
+      OperationID: facts?.jobId ?? '',
+      PostOperationItems: null,
+    },
+    status,
   };
 }

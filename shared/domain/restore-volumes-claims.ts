@@ -4,6 +4,7 @@
  * does, with the objects, notes and restore volume info that come with it. Pure.
  */
 
+import { movedByLifeboat } from './data-movement.js';
 import type { PersistentVolumeAction, VolumeNote, VolumeRestorePlan } from './restore-volumes.js';
 import {
   claimFromSnapshot,
@@ -30,6 +31,8 @@ export const PVB_WARNING =
 
 /** Whether the volumes-info alone says the PVC's volume is re-provisioned (its PV not restored). */
 export function reprovisionedByInfo(info: BackupVolumeInfo): boolean {
+  // A volume Lifeboat's data mover moved gets its PV back, pointed at a volume from the repository.
+  if (movedByLifeboat(info)) return false;
   if (info.backupMethod === 'PodVolumeBackup' || info.backupMethod === 'CSISnapshot') return true;
   return info.backupMethod === undefined && info.pvInfo?.reclaimPolicy === 'Delete';
 }
@@ -63,7 +66,7 @@ export function claimForRestore(input: {
         pvInfo: info.pvInfo,
       });
   };
-  if (info.backupMethod === 'CSISnapshot') {
+  if (info.backupMethod === 'CSISnapshot' && !movedByLifeboat(info)) {
     // Velero's CSI PVC action leaves an existing PVC alone.
     if (exists) return pvc;
     if (options.restorePVs === false) {

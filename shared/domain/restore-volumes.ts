@@ -10,13 +10,23 @@
  *   (or, with `restorePVs: false`, gets an empty volume).
  * - PodVolumeBackup, or no snapshot and reclaim policy Delete: the PV is not restored, the PVC
  *   is re-provisioned. No snapshot and another reclaim policy: the PV is restored as backed up.
+ * - Data moved by Lifeboat's data mover (`snapshotDataMoved`, native or CSI): as a native
+ *   snapshot, but the new volume is written from the repository by the data mover, in the zone,
+ *   region and account the request names (Lifeboat; Velero's data mover fills a provisioned PVC
+ *   instead). Data moved by Velero's own data mover (kopia) cannot be read: re-provisioned, warned.
  * A PV the volumes-info does not name is restored as backed up (backups written before
  * volumes-info existed). Pure: names that need randomness or hashing are injected.
  */
-import { ebsVolumeIdOf } from './ebs-volume.js';
+import { movedByLifeboat } from './data-movement.js';
+import { availabilityZoneOf, ebsVolumeIdOf } from './ebs-volume.js';
 import { claimForRestore, PVB_WARNING } from './restore-volumes-claims.js';
 import { awaitingVolume, renamedPersistentVolume } from './restore-volumes-objects.js';
-import type { BackupVolumeInfo, PVInfo, RestoreVolumeInfo } from './volume-info-shapes.js';
+import type {
+  BackupVolumeInfo,
+  PVInfo,
+  RestoreVolumeInfo,
+  SnapshotDataMovementInfo,
+} from './volume-info-shapes.js';
 
 type Json = Record<string, unknown>;
 
@@ -34,6 +44,15 @@ export interface SnapshotSource {
   readonly iops?: number;
   readonly availabilityZone: string;
   readonly recordedAvailabilityZone: string;
+  /** Restored from the data mover's repository (this manifest), not from the snapshot. */
+  readonly movedData?: MovedData;
+}
+
+/** A volume whose data Lifeboat's data mover moved: what the restore and its volume info need. */
+export interface MovedData {
+  readonly manifestId: string;
+  readonly backupMethod: 'NativeSnapshot' | 'CSISnapshot';
+  readonly info: SnapshotDataMovementInfo;
 }
 
 export type PersistentVolumeAction =
@@ -51,6 +70,8 @@ export interface PvRestoreFacts {
   readonly reclaimPolicy?: string;
   /** Whether the PV is an EBS volume (CSI ebs.csi.aws.com or in-tree). */
   readonly ebs: boolean;
+  /** Its zone by labels, node affinity or in-tree id (Velero's lookup). */
+  readonly zone?: string;
 }
 
 export function pvRestoreFactsOf(pv: Json): PvRestoreFacts {
@@ -62,6 +83,7 @@ export function pvRestoreFactsOf(pv: Json): PvRestoreFacts {
     ...(claimNamespace ? { claimNamespace } : {}),
     ...(reclaimPolicy ? { reclaimPolicy } : {}),
     ebs: ebsVolumeIdOf(pv) !== undefined,
+    ...(availabilityZoneOf(pv) ? { zone: availabilityZoneOf(pv) } : {}),
   };
 }
 
@@ -77,11 +99,20 @@ export function persistentVolumeAction(options: {
   availabilityZone?: string;
   /** A new name for a PV that must be renamed (`velero-clone-<uuid>`). */
   cloneName: () => string;
+  /** The request sends restored volumes to another region or account (volumeRegion, volumeAccountRoleArn). */
+  elsewhere?: boolean;
 }): PersistentVolumeAction {
   const { pv, info } = options;
   if (!info) return { action: 'restore', reason: 'the backup has no volume info for it' };
+  if (info.snapshotDataMoved) return movedDataAction({ ...options, info });
   switch (info.backupMethod) {
     case 'NativeSnapshot':
+      if (options.elsewhere)
+        return {
+          action: 'fail',
+          reason:
+            'a native snapshot is restored only in its own account and region: volumeRegion and volumeAccountRoleArn apply to volumes whose data was moved to the repository (snapshotMoveData)',
+        };
       return nativeSnapshotAction({ ...options, info });
     case 'PodVolumeBackup':
       return {
@@ -98,6 +129,70 @@ export function persistentVolumeAction(options: {
         : { action: 'restore', reason: "it doesn't have a snapshot and its reclaim policy is not Delete" };
     }
   }
+}
+
+/** A volume whose snapshot data was moved: restored from the repository, as a native one is placed. */
+function movedDataAction(options: {
+  pv: PvRestoreFacts;
+  info: BackupVolumeInfo;
+  restorePVs?: boolean | null;
+  namespaceMapping?: Readonly<Record<string, string>>;
+  exists: boolean;
+  availabilityZone?: string;
+  cloneName: () => string;
+}): PersistentVolumeAction {
+  const { pv, info, exists } = options;
+  const moved = info.snapshotDataMovementInfo;
+  if (!moved || !movedByLifeboat(info))
+    return {
+      action: 'reprovision',
+      reason: 'its data was moved by a data mover Lifeboat cannot read',
+      warning: `its data was moved by data mover "${moved?.dataMover || 'velero'}" (${moved?.uploaderType || 'kopia'}), which Lifeboat cannot restore: the volume is re-provisioned empty`,
+    };
+  if (moved.Phase !== 'Completed' || !moved.snapshotHandle)
+    return {
+      action: 'fail',
+      reason: `its data movement did not complete (phase ${moved.Phase || 'unknown'}): there is no data to restore`,
+    };
+  const mapped =
+    pv.claimNamespace !== undefined && options.namespaceMapping?.[pv.claimNamespace] !== undefined;
+  const rename = mapped && exists ? { rename: options.cloneName() } : {};
+  if (exists && !mapped)
+    return { action: 'restore', reason: 'it already exists in the cluster: no volume is created' };
+  if (options.restorePVs === false)
+    return {
+      action: 'restore',
+      reason: 'restorePVs is false: no volume is restored from the repository',
+      ...rename,
+    };
+  if (!pv.ebs) return { action: 'fail', reason: 'it is neither an EBS CSI nor an in-tree EBS volume' };
+  const native = info.nativeSnapshotInfo;
+  const recorded = native?.volumeAZ || pv.zone || '';
+  const zone = options.availabilityZone || recorded;
+  if (!zone)
+    return {
+      action: 'fail',
+      reason:
+        'neither its backup nor the PV names an availability zone, and the restore names none (volumeAvailabilityZone)',
+    };
+  const iops = Number.parseInt(native?.iops ?? '0', 10);
+  return {
+    action: 'from-snapshot',
+    source: {
+      snapshotHandle: moved.retainedSnapshot ?? '',
+      // The backed-up volume's type when the snapshot was native; the EBS CSI driver's default otherwise.
+      volumeType: native?.volumeType || 'gp3',
+      ...(iops > 0 ? { iops } : {}),
+      availabilityZone: zone,
+      recordedAvailabilityZone: recorded,
+      movedData: {
+        manifestId: moved.snapshotHandle,
+        backupMethod: info.backupMethod === 'CSISnapshot' ? 'CSISnapshot' : 'NativeSnapshot',
+        info: moved,
+      },
+    },
+    ...rename,
+  };
 }
 
 function nativeSnapshotAction(options: {
@@ -197,6 +292,8 @@ export function planVolumeRestore(options: {
   restorePVs?: boolean | null;
   namespaceMapping?: Readonly<Record<string, string>>;
   availabilityZone?: string;
+  /** The request sends restored volumes to another region or account. */
+  elsewhere?: boolean;
   /** PV names that exist in the target cluster. */
   existingPvs: ReadonlySet<string>;
   /** `namespace/name` of PVCs that exist in the target cluster (target namespaces). */
@@ -242,6 +339,7 @@ export function planVolumeRestore(options: {
       namespaceMapping: mapping,
       exists: options.existingPvs.has(facts.name),
       ...(options.availabilityZone ? { availabilityZone: options.availabilityZone } : {}),
+      ...(options.elsewhere ? { elsewhere: true } : {}),
       cloneName: () => options.names.clone(facts.name),
     });
     actions.set(facts.name, action);
@@ -271,7 +369,12 @@ export function planVolumeRestore(options: {
         );
         plan.native.push({ ...action.source, pvName: restoredName, sourcePvName: facts.name, ...claimNames });
         if (info) recorded.add(info);
-        note('info', `Restoring persistent volume from snapshot ${action.source.snapshotHandle}`);
+        note(
+          'info',
+          action.source.movedData
+            ? `Restoring persistent volume from the data mover's repository (manifest ${action.source.movedData.manifestId})`
+            : `Restoring persistent volume from snapshot ${action.source.snapshotHandle}`,
+        );
         break;
       case 'reprovision':
         note('info', `Dynamically re-provisioning persistent volume because ${action.reason}`);

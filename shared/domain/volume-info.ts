@@ -1,10 +1,14 @@
 /**
  * volumes-info assembly: exactly one entry per PVC/PV of a backup saying how its data was backed
- * up or why it was skipped, never a volume dropped. A volume whose method is not available yet
- * (fs-backup, snapshotMoveData: the data mover) is recorded as skipped with a reason saying so.
+ * up or why it was skipped, never a volume dropped: a native or CSI snapshot, its data moved into
+ * the repository (snapshotMoveData, `snapshotDataMovementInfo`), its files read by the data mover
+ * (fs-backup, `pvbInfo`), or skipped with the reason (an fs-backup volume whose files the data
+ * mover cannot reach says why).
  * The JSON shapes themselves live in volume-info-shapes (re-exported here).
  * Pure: never reads a clock, never does I/O.
  */
+
+import { BLOCK_UPLOADER, FILE_UPLOADER, LIFEBOAT_DATA_MOVER } from './data-movement.js';
 import {
   type BackupVolumeInfo,
   type CSISnapshotInfo,
@@ -133,8 +137,32 @@ export interface CsiSnapshotOutcome {
   readonly completedAt?: Date | string;
 }
 
-/** Said of volumes whose data only the (future) data mover can move. */
-export const DATA_MOVER_UNAVAILABLE = 'fs-backup/data movement not available yet';
+/**
+ * What the data mover did with one volume (Velero: a DataUpload, or a PodVolumeBackup for file
+ * mode): the repository manifest it wrote, or why it failed.
+ */
+export interface DataMovementOutcome {
+  readonly mode: 'block' | 'file';
+  /** Velero's DataUpload phases Lifeboat ends in. */
+  readonly phase: 'Completed' | 'Failed' | 'Canceled';
+  /** The data-mover job: the item operation's id. */
+  readonly operationId: string;
+  /** The repository manifest (Velero: the repository's snapshot id); empty unless completed. */
+  readonly manifestId: string;
+  /** Bytes of the volume (block mode) or of its files (file mode). */
+  readonly size: number;
+  /** The EBS snapshot kept as the base of the volume's next incremental, if any. */
+  readonly retainedSnapshot?: string;
+  readonly startedAt?: Date | string;
+  readonly completedAt?: Date | string;
+  /** File mode: the pod volume read, and the pod's node. */
+  readonly pod?: {
+    readonly namespace: string;
+    readonly name: string;
+    readonly volumeName: string;
+    readonly nodeName?: string;
+  };
+}
 
 function skippedBecause(options: { approach: SkipApproach; reason: string }): {
   skipped: true;
@@ -144,19 +172,16 @@ function skippedBecause(options: { approach: SkipApproach; reason: string }): {
   return { skipped: true, skippedReason: `${options.approach}: ${options.reason};` };
 }
 
-function skipOf(decision: VolumeDecision | undefined): { approach: SkipApproach; reason: string } {
+function skipOf(
+  decision: VolumeDecision | undefined,
+  unreachable?: string,
+): { approach: SkipApproach; reason: string } {
   if (!decision) return { approach: 'any', reason: 'the backup made no decision for this volume' };
   if (decision.action === 'skip') return decision;
   if (decision.action === 'fs-backup') {
     return {
       approach: 'podvolume',
-      reason: `${DATA_MOVER_UNAVAILABLE}: selected for fs-backup (${decision.reason}) of pod ${decision.pod.namespace}/${decision.pod.name} volume "${decision.pod.volumeName}"`,
-    };
-  }
-  if (decision.moveData) {
-    return {
-      approach: 'csiSnapshot',
-      reason: `${DATA_MOVER_UNAVAILABLE}: snapshotMoveData asks to move this CSI volume's data (${decision.reason})`,
+      reason: `selected for fs-backup (${decision.reason}) of pod ${decision.pod.namespace}/${decision.pod.name} volume "${decision.pod.volumeName}", but ${unreachable ?? 'the data mover did not read it'}`,
     };
   }
   return decision.method === 'csi'
@@ -173,8 +198,11 @@ export function backupVolumeInfoOf(options: {
   decision?: VolumeDecision;
   outcome?: NativeSnapshotOutcome;
   csiOutcome?: CsiSnapshotOutcome;
+  movement?: DataMovementOutcome;
+  /** Why fs-backup could not reach the volume's files. */
+  filesUnreachable?: string;
 }): BackupVolumeInfo {
-  const { volume, outcome, csiOutcome } = options;
+  const { volume, outcome, csiOutcome, movement } = options;
   const names = {
     ...some('pvcName', volume.pvcName),
     ...some('pvcNamespace', volume.pvcNamespace),
@@ -185,6 +213,43 @@ export function backupVolumeInfoOf(options: {
     ...(o.startedAt === undefined ? {} : { startTimestamp: kubeTime(o.startedAt) }),
     ...(o.completedAt === undefined ? {} : { completionTimestamp: kubeTime(o.completedAt) }),
   });
+  if (movement?.mode === 'file') return podVolumeInfoOf({ names, movement, pvInfo });
+  if (movement && (outcome || csiOutcome)) {
+    // Velero generateVolumeInfoFromDataUpload: the snapshot's method, snapshotDataMoved, and
+    // the movement's phase and repository snapshot; the local snapshot is not part of the backup.
+    const started = (outcome ?? csiOutcome)?.startedAt;
+    const snapshot = outcome
+      ? {
+          backupMethod: 'NativeSnapshot' as const,
+          nativeSnapshotInfo: nativeSnapshotInfoOf(outcome.snapshot),
+        }
+      : { backupMethod: 'CSISnapshot' as const, csiSnapshotInfo: (csiOutcome as CsiSnapshotOutcome).info };
+    return {
+      ...names,
+      backupMethod: snapshot.backupMethod,
+      snapshotDataMoved: true,
+      preserveLocalSnapshot: false,
+      skipped: false,
+      ...times({
+        ...(started === undefined ? {} : { startedAt: started }),
+        ...(movement.completedAt === undefined ? {} : { completedAt: movement.completedAt }),
+      }),
+      result: movement.phase === 'Completed' ? 'succeeded' : 'failed',
+      // Velero's key order: csiSnapshotInfo, snapshotDataMovementInfo, nativeSnapshotInfo.
+      ...('csiSnapshotInfo' in snapshot ? { csiSnapshotInfo: snapshot.csiSnapshotInfo } : {}),
+      snapshotDataMovementInfo: {
+        dataMover: LIFEBOAT_DATA_MOVER,
+        uploaderType: BLOCK_UPLOADER,
+        retainedSnapshot: movement.retainedSnapshot ?? '',
+        snapshotHandle: movement.manifestId,
+        operationID: movement.operationId,
+        size: movement.size,
+        Phase: movement.phase,
+      },
+      ...('nativeSnapshotInfo' in snapshot ? { nativeSnapshotInfo: snapshot.nativeSnapshotInfo } : {}),
+      ...pvInfo,
+    };
+  }
   if (csiOutcome && !outcome) {
     return {
       ...names,
@@ -204,7 +269,7 @@ export function backupVolumeInfoOf(options: {
       ...names,
       snapshotDataMoved: false,
       preserveLocalSnapshot: false,
-      ...skippedBecause(skipOf(options.decision)),
+      ...skippedBecause(skipOf(options.decision, options.filesUnreachable)),
       ...pvInfo,
     };
   }
@@ -223,6 +288,37 @@ export function backupVolumeInfoOf(options: {
   };
 }
 
+/** Velero generateVolumeInfoFromPVB, for a volume file mode read. */
+function podVolumeInfoOf(options: {
+  names: Pick<BackupVolumeInfo, 'pvcName' | 'pvcNamespace' | 'pvName'>;
+  movement: DataMovementOutcome;
+  pvInfo: { pvInfo?: PVInfo };
+}): BackupVolumeInfo {
+  const { movement } = options;
+  const pod = movement.pod ?? { namespace: '', name: '', volumeName: '' };
+  return {
+    ...options.names,
+    backupMethod: 'PodVolumeBackup',
+    snapshotDataMoved: false,
+    preserveLocalSnapshot: false,
+    skipped: false,
+    ...(movement.startedAt === undefined ? {} : { startTimestamp: kubeTime(movement.startedAt) }),
+    ...(movement.completedAt === undefined ? {} : { completionTimestamp: kubeTime(movement.completedAt) }),
+    result: movement.phase === 'Completed' ? 'succeeded' : 'failed',
+    pvbInfo: {
+      snapshotHandle: movement.manifestId,
+      size: movement.size,
+      uploaderType: FILE_UPLOADER,
+      volumeName: pod.volumeName,
+      podName: pod.name,
+      podNamespace: pod.namespace,
+      nodeName: pod.nodeName ?? '',
+      Phase: movement.phase,
+    },
+    ...options.pvInfo,
+  };
+}
+
 /** What the backup did with one volume, named by its PV and/or PVC. */
 export interface HandledVolume {
   readonly pvName?: string;
@@ -231,6 +327,8 @@ export interface HandledVolume {
   readonly decision: VolumeDecision;
   readonly outcome?: NativeSnapshotOutcome;
   readonly csiOutcome?: CsiSnapshotOutcome;
+  readonly movement?: DataMovementOutcome;
+  readonly filesUnreachable?: string;
 }
 
 function names(volume: BackupVolume, handled: HandledVolume): boolean {
@@ -256,12 +354,14 @@ export function assembleBackupVolumeInfos(options: {
   const infos = options.volumes.map((volume) => {
     const candidates = options.handled.filter((h) => names(volume, h));
     for (const c of candidates) matched.add(c);
-    const chosen = candidates.find((c) => c.outcome || c.csiOutcome) ?? candidates[0];
+    const chosen = candidates.find((c) => c.outcome || c.csiOutcome || c.movement) ?? candidates[0];
     return backupVolumeInfoOf({
       volume,
       ...(chosen ? { decision: chosen.decision } : {}),
       ...(chosen?.outcome ? { outcome: chosen.outcome } : {}),
       ...(chosen?.csiOutcome ? { csiOutcome: chosen.csiOutcome } : {}),
+      ...(chosen?.movement ? { movement: chosen.movement } : {}),
+      ...(chosen?.filesUnreachable ? { filesUnreachable: chosen.filesUnreachable } : {}),
     });
   });
   return { infos, unmatched: options.handled.filter((h) => !matched.has(h)) };

@@ -61,8 +61,14 @@ export type VolumeDecision =
       readonly method: 'csi' | 'native';
       /** The EBS volume behind the PV whenever one can be derived (also for ebs.csi.aws.com). */
       readonly ebsVolumeId?: string;
-      /** snapshotMoveData asks the data mover to move a CSI snapshot's data. */
+      /**
+       * snapshotMoveData asks the data mover to copy the snapshot's data into the repository.
+       * Lifeboat: whenever the snapshot is an EBS snapshot (native, or CSI with ebs.csi.aws.com),
+       * since the data mover reads snapshots with the EBS direct APIs.
+       */
       readonly moveData: boolean;
+      /** Why snapshotMoveData does not apply to this volume (a CSI volume of another driver). */
+      readonly moveDataRefused?: string;
       readonly reason: string;
       readonly policyIndex?: number;
     }
@@ -202,12 +208,20 @@ function snapshotDecision(options: {
       ...index,
     };
   }
+  // Velero moves data only for CSI snapshots (kopia reads a volume made from the snapshot).
+  // Lifeboat's data mover reads EBS snapshots themselves, native or CSI, and nothing else.
+  const moveData = settings.snapshotMoveData === true && ebsVolumeId !== undefined;
+  const driver = text(record(record(subject.pv.spec)?.csi)?.driver);
   return {
     action: 'snapshot',
     method: csi ? 'csi' : 'native',
     ...(ebsVolumeId ? { ebsVolumeId } : {}),
-    // Velero moves data only for CSI snapshots; a native snapshot ignores snapshotMoveData.
-    moveData: csi && settings.snapshotMoveData === true,
+    moveData,
+    ...(settings.snapshotMoveData === true && !moveData
+      ? {
+          moveDataRefused: `the data mover reads EBS snapshots only, and CSI driver ${driver} is not ebs.csi.aws.com: its CSI snapshot is kept instead`,
+        }
+      : {}),
     reason,
     ...index,
   };

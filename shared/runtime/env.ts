@@ -12,6 +12,8 @@ export const lambdaEnv = z.object({
   ITEM_BLOCKS_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(3600),
   /** How long a worker runs one message's hooks; a block whose hooks could take longer goes to the hook runner. */
   LIFEBOAT_INLINE_HOOK_LIMIT_SECONDS: z.coerce.number().int().positive().default(600),
+  /** The data mover repository's key (KMS key ARN): set where volumes go to or come from the data mover. */
+  LIFEBOAT_REPOSITORY_KEY: z.string().min(1).optional(),
   /** Path-style S3 addressing, for S3-compatible endpoints. */
   LIFEBOAT_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
 });

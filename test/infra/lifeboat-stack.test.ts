@@ -70,6 +70,11 @@ describe('the Lifeboat stack', () => {
       JSON.stringify(m.Properties.DefinitionString).includes('PlanRestore'),
     );
     expect(Object.keys(machine?.Properties.DefinitionSubstitutions ?? {}).sort()).toEqual([
+      'DataMoverAssignPublicIp',
+      'DataMoverClusterArn',
+      'DataMoverSecurityGroupId',
+      'DataMoverSubnetIds',
+      'DataMoverTaskDefinitionArn',
       'FinalizeRestoreFunctionArn',
       'HookRunnerAssignPublicIp',
       'HookRunnerClusterArn',
@@ -115,6 +120,11 @@ describe('the Lifeboat stack', () => {
       HookRunnerSubnetIds: expect.anything(),
       HookRunnerSecurityGroupId: expect.anything(),
       HookRunnerAssignPublicIp: 'ENABLED',
+      DataMoverClusterArn: expect.anything(),
+      DataMoverTaskDefinitionArn: expect.anything(),
+      DataMoverSubnetIds: expect.anything(),
+      DataMoverSecurityGroupId: expect.anything(),
+      DataMoverAssignPublicIp: 'ENABLED',
       CollectRecipeItemsFunctionArn: expect.anything(),
       BackupRecipeGroupFunctionArn: expect.anything(),
       RunRecipeHookFunctionArn: expect.anything(),

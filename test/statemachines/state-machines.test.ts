@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BACKUP_DEFINITION, LOCAL_FUNCTION_ARNS } from '../../cli/local/backup-runtime.js';
 import { LOCAL_RESTORE_FUNCTION_ARNS, RESTORE_DEFINITION } from '../../cli/local/restore-runtime.js';
 import { BACKUP_DEFINITION_FILE, backupSubstitutions } from '../../infra/constructs/backup-workflow.js';
+import { runTaskSubstitutions } from '../../infra/constructs/fargate-task.js';
 import { HOOK_RUNNER_CONTAINER, hookRunnerSubstitutions } from '../../infra/constructs/hook-runner.js';
 import { RESTORE_DEFINITION_FILE, restoreSubstitutions } from '../../infra/constructs/restore-workflow.js';
 import {
@@ -17,6 +18,14 @@ import {
 import * as domainErrors from '../../shared/domain/errors.js';
 
 const text = readFileSync(BACKUP_DEFINITION, 'utf8');
+/** The data mover task's `${DataMover…}` values, as DataMover.substitutions() makes them. */
+const dataMoverValues = runTaskSubstitutions('DataMover', {
+  clusterArn: 'arn:aws:ecs:us-east-1:123456789012:cluster/c',
+  taskDefinitionArn: 'arn:aws:ecs:us-east-1:123456789012:task-definition/m:1',
+  subnetIds: 'subnet-1,subnet-2',
+  securityGroupId: 'sg-2',
+  assignPublicIp: true,
+});
 const definition = JSON.parse(text) as { States: Record<string, Record<string, unknown>> };
 
 /** Every state, including those inside Map and Parallel states. */
@@ -91,6 +100,7 @@ describe('statemachines/backup.asl.json', () => {
         securityGroupId: 'sg-1',
         assignPublicIp: true,
       }),
+      dataMover: dataMoverValues,
       recipe: { collect: f('cr'), group: f('rg'), hook: f('rh') },
     });
     expect(Object.keys(infra).sort()).toEqual(placeholders);
@@ -169,6 +179,7 @@ describe('statemachines/restore.asl.json', () => {
         securityGroupId: 'sg-1',
         assignPublicIp: false,
       }),
+      dataMover: dataMoverValues,
     });
     expect(Object.keys(infra).sort()).toEqual(placeholders);
     expect(RESTORE_DEFINITION_FILE).toBe(RESTORE_DEFINITION);
@@ -617,7 +628,12 @@ describe('the backup flow', () => {
       },
     });
     await expect(execute(h)).resolves.toEqual({ name: 'b', phase: 'Completed' });
-    expect(looks).toEqual([{ run }, { run }, { run }]);
+    // The run, and no data-mover job run yet.
+    expect(looks).toEqual([
+      { run, moved: [] },
+      { run, moved: [] },
+      { run, moved: [] },
+    ]);
     expect(finalizedAfter).toBe(3);
     expect(definition.States.WaitForVolumeOperations).toMatchObject({
       Type: 'Wait',

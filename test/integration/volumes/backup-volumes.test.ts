@@ -12,7 +12,6 @@ import { renderBackupDescribe } from '../../../cli/render/backups.js';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
 import type { BackupDocument } from '../../../shared/domain/backup-document.js';
 import { backupKeys } from '../../../shared/domain/storage-keys.js';
-import { DATA_MOVER_UNAVAILABLE } from '../../../shared/domain/volume-info.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { backup, backupRequest, tempStore } from '../backup/support.js';
 import { awsConfig, uniqueName } from '../support/env.js';
@@ -248,7 +247,7 @@ describe('volumes in a backup', () => {
     expect(await json(store, backupKeys(name).itemOperations)).toEqual([]);
   });
 
-  it('records volumes for fs-backup or snapshotMoveData as skipped until the data mover exists, and warns', async () => {
+  it('without a data mover, snapshots a snapshotMoveData volume but fails its move, and skips fs-backup volumes, saying why', async () => {
     const namespace = await fixtures.namespace('vol-mover');
     const moved = await fixtures.ebsVolume({ zone: `${region()}a` });
     const fs = await fixtures.ebsVolume({ zone: `${region()}a` });
@@ -271,27 +270,35 @@ describe('volumes in a backup', () => {
       name,
       spec: { includedNamespaces: [namespace], snapshotMoveData: true },
     });
-    expect(outcome).toMatchObject({ ok: true, output: { phase: 'Completed', warnings: 2 } });
-    expect(await snapshotsOf(name)).toEqual([]);
+    expect(outcome).toMatchObject({ ok: true, output: { phase: 'PartiallyFailed', errors: 1, warnings: 1 } });
+    const [snapshot] = await snapshotsOf(name);
+    expect(snapshot?.VolumeId).toBe(moved);
     const infos = await json<VolumeInfo[]>(store, backupKeys(name).volumeInfo);
     expect(infos).toHaveLength(2);
     expect(infos.find((i) => i.pvcName === 'moved')).toMatchObject({
-      skipped: true,
-      skippedReason: expect.stringMatching(
-        new RegExp(`^csiSnapshot: ${DATA_MOVER_UNAVAILABLE}: snapshotMoveData`),
-      ),
+      backupMethod: 'NativeSnapshot',
+      snapshotDataMoved: true,
+      skipped: false,
+      result: 'failed',
+      nativeSnapshotInfo: { snapshotHandle: snapshot?.SnapshotId, Phase: 'Completed' },
+      snapshotDataMovementInfo: { dataMover: 'lifeboat', snapshotHandle: '', Phase: 'Failed' },
     });
     expect(infos.find((i) => i.pvcName === 'files')).toMatchObject({
       skipped: true,
       skippedReason: expect.stringMatching(
-        new RegExp(`^podvolume: ${DATA_MOVER_UNAVAILABLE}: selected for fs-backup`),
+        /^podvolume: selected for fs-backup .*, but no data mover of this run can reach pod volumes/,
       ),
     });
-    const results = await json<{ warnings: { namespaces?: Record<string, string[]> } }>(
-      store,
-      backupKeys(name).results,
-    );
-    expect(results.warnings.namespaces?.[namespace]).toHaveLength(2);
+    const results = await json<{
+      errors: { namespaces?: Record<string, string[]> };
+      warnings: { namespaces?: Record<string, string[]> };
+    }>(store, backupKeys(name).results);
+    expect(results.errors.namespaces?.[namespace]).toEqual([
+      expect.stringMatching(/^data movement of PVC .*\/moved .* failed: this run has no data mover/),
+    ]);
+    expect(results.warnings.namespaces?.[namespace]).toEqual([
+      expect.stringContaining('files is not backed up: selected for fs-backup'),
+    ]);
   });
 
   it('reads the resource policy from a ConfigMap, and refuses a missing one by field path', async () => {

@@ -36,6 +36,10 @@ type Obj = Record<string, unknown>;
 const kubeTimeOf = (at: Date | undefined): string =>
   (at ?? new Date(0)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/** Why fs-backup volumes are skipped in a run without a data mover (backup-item-block/volumes.ts). */
+const NO_FILE_ACCESS =
+  'no data mover of this run can reach pod volumes: a Fargate task mounts none, and fs-backup reads only local PVs under lifeboat --local with its data mover (snapshotMoveData moves EBS volumes)';
+
 const byPvc = <T extends { pvcName?: string }>(list: readonly T[]): T[] =>
   [...list].sort((a, b) => (a.pvcName ?? '').localeCompare(b.pvcName ?? ''));
 
@@ -218,11 +222,11 @@ describe('volumes through a backup and a restore', () => {
       native({ claim: 'db', snapshot: db, reclaimPolicy: 'Delete' }),
       skipped(
         'files',
-        `podvolume: fs-backup/data movement not available yet: selected for fs-backup (volumePolicies[2] asks for fs-backup) of pod ${namespace}/files volume "data";`,
+        `podvolume: selected for fs-backup (volumePolicies[2] asks for fs-backup) of pod ${namespace}/files volume "data", but ${NO_FILE_ACCESS};`,
       ),
       skipped(
         'optin',
-        `podvolume: fs-backup/data movement not available yet: selected for fs-backup (pod ${namespace}/optin volume "data" is opted in by backup.velero.io/backup-volumes) of pod ${namespace}/optin volume "data";`,
+        `podvolume: selected for fs-backup (pod ${namespace}/optin volume "data" is opted in by backup.velero.io/backup-volumes) of pod ${namespace}/optin volume "data", but ${NO_FILE_ACCESS};`,
       ),
       native({ claim: 'plain', snapshot: plain, reclaimPolicy: 'Retain' }),
       skipped('skipped', "any: matched action is 'skip' in chosen resource policies (volumePolicies[0]);"),

@@ -151,3 +151,75 @@ describe("a backup's volumes-info as a restore reads it", () => {
     });
   });
 });
+
+describe('volumeRegion and volumeAccountRoleArn (Lifeboat) in a restore request', () => {
+  const role = 'arn:aws:iam::210987654321:role/lifeboat-restore';
+  const problems = (spec: Record<string, unknown>) => {
+    const result = validateRestoreRequest(request(spec));
+    return result.ok ? [] : result.problems;
+  };
+
+  it('accepts another region with a zone of it, a key of it, and another account’s role with its external id', () => {
+    expect(
+      problems({
+        volumeRegion: 'us-west-2',
+        volumeAvailabilityZone: 'us-west-2b',
+        volumeKmsKeyId: 'arn:aws:kms:us-west-2:210987654321:key/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+        volumeAccountRoleArn: role,
+        volumeAccountExternalId: 'lifeboat-dr',
+      }),
+    ).toEqual([]);
+    expect(problems({ volumeRegion: 'us-west-2', volumeAvailabilityZone: 'us-west-2-lax-1a' })).toEqual([]);
+  });
+
+  it.each([
+    [
+      'a region without a zone',
+      { volumeRegion: 'us-west-2' },
+      'restore.spec.volumeAvailabilityZone',
+      'is required with volumeRegion: the zone of us-west-2 the volumes are created in',
+    ],
+    [
+      'a zone of another region',
+      { volumeRegion: 'us-west-2', volumeAvailabilityZone: 'us-east-1a' },
+      'restore.spec.volumeAvailabilityZone',
+      'must be a zone of volumeRegion us-west-2',
+    ],
+    [
+      'a Local Zone of another region',
+      { volumeRegion: 'us-west-2', volumeAvailabilityZone: 'us-east-1-bos-1a' },
+      'restore.spec.volumeAvailabilityZone',
+      'must be a zone of volumeRegion us-west-2',
+    ],
+    [
+      'a key of another region',
+      {
+        volumeRegion: 'us-west-2',
+        volumeAvailabilityZone: 'us-west-2a',
+        volumeKmsKeyId: 'arn:aws:kms:us-east-1:210987654321:key/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+      },
+      'restore.spec.volumeKmsKeyId',
+      'is a key of us-east-1, not of volumeRegion us-west-2',
+    ],
+    [
+      'a region that is none',
+      { volumeRegion: 'west' },
+      'restore.spec.volumeRegion',
+      'must be an AWS region name, such as us-west-2',
+    ],
+    [
+      'a role that is no role ARN',
+      { volumeAccountRoleArn: 'arn:aws:iam::1234:user/x' },
+      'restore.spec.volumeAccountRoleArn',
+      'must be an IAM role ARN, such as arn:aws:iam::123456789012:role/lifeboat-restore',
+    ],
+    [
+      'an external id without a role',
+      { volumeAccountExternalId: 'lifeboat-dr' },
+      'restore.spec.volumeAccountExternalId',
+      'needs volumeAccountRoleArn',
+    ],
+  ])('refuses %s, by field path', (_, spec, path, message) => {
+    expect(problems(spec)).toEqual([{ path, message }]);
+  });
+});

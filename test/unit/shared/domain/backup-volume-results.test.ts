@@ -5,7 +5,7 @@ import {
   backupVolumeResults,
   type HandledVolumeFacts,
 } from '../../../../shared/domain/backup-volume-results.js';
-import { DATA_MOVER_UNAVAILABLE } from '../../../../shared/domain/volume-info.js';
+import type { DataMovementFacts } from '../../../../shared/domain/data-movement.js';
 import {
   CSI_SNAPSHOT_ACTION,
   EBS_SNAPSHOT_ACTION,
@@ -237,22 +237,126 @@ describe('the volume results of a backup', () => {
     expect(out.nativeSnapshots).toEqual([]);
   });
 
-  it('say why a volume for the data mover was skipped', () => {
-    const out = results([
-      block([
-        {
-          pvName: 'pv-data',
-          pvcNamespace: 'app',
-          pvcName: 'data',
-          decision: { action: 'snapshot', method: 'csi', moveData: true, reason: 'snapshotMoveData is set' },
-        },
-      ]),
-    ]);
-    expect(out.volumeInfos[0]).toMatchObject({
-      skipped: true,
-      skippedReason: expect.stringContaining(DATA_MOVER_UNAVAILABLE),
+  describe('of a snapshotMoveData volume', () => {
+    const moved: HandledVolumeFacts = {
+      pvName: 'pv-data',
+      pvcNamespace: 'app',
+      pvcName: 'data',
+      decision: {
+        action: 'snapshot',
+        method: 'native',
+        ebsVolumeId: 'vol-1',
+        moveData: true,
+        reason: 'snapshotVolumes is not set to false',
+      },
+      native: { volumeId: 'vol-1', volumeType: 'gp3', availabilityZone: 'us-east-1a', snapshotId: 'snap-1' },
+      startedAt: '2026-01-01T00:00:00.000Z',
+      operation: nativeOperation('snap-1', 'pv-data'),
+    };
+    const movement = (facts: Partial<DataMovementFacts>): DataMovementFacts => ({
+      jobId: 'nightly_vol-1_20260101T000000Z',
+      mode: 'block',
+      state: 'Completed',
+      created: '2026-01-01T00:01:00.000Z',
+      started: '2026-01-01T00:01:10.000Z',
+      updated: '2026-01-01T00:03:00.000Z',
+      manifestId: 'nightly_vol-1_20260101T000000Z',
+      size: 8 * 1024 ** 3,
+      bytesDone: 300 * 512 * 1024,
+      retainedSnapshot: 'snap-1',
+      ...facts,
     });
-    expect(out.failures).toEqual([]);
+    const withMovement = (m: DataMovementFacts | undefined, status: OperationStatus = completed) =>
+      backupVolumeResults({
+        backupName: 'nightly',
+        backupUID: 'run-1',
+        location: 'default',
+        blocks: [block([moved])],
+        statuses: new Map([['snap-1', status]]),
+        movements: new Map(m ? [['snapshot:snap-1', m]] : []),
+      });
+
+    it('records the moved data, the snapshot, and the movement as an item operation counted with the snapshot', () => {
+      const out = withMovement(movement({}));
+      expect(out.volumeInfos[0]).toMatchObject({
+        backupMethod: 'NativeSnapshot',
+        snapshotDataMoved: true,
+        result: 'succeeded',
+        startTimestamp: '2026-01-01T00:00:00Z',
+        completionTimestamp: '2026-01-01T00:03:00Z',
+        snapshotDataMovementInfo: {
+          snapshotHandle: 'nightly_vol-1_20260101T000000Z',
+          retainedSnapshot: 'snap-1',
+          size: 8589934592,
+          Phase: 'Completed',
+        },
+        nativeSnapshotInfo: { snapshotHandle: 'snap-1', Phase: 'Completed' },
+      });
+      expect(out.operations[1]).toEqual({
+        spec: {
+          backupName: 'nightly',
+          backupUID: 'run-1',
+          backupItemAction: 'lifeboat.io/data-mover',
+          ResourceIdentifier: {
+            Group: '',
+            Resource: 'persistentvolumeclaims',
+            Namespace: 'app',
+            Name: 'data',
+          },
+          OperationID: 'nightly_vol-1_20260101T000000Z',
+          PostOperationItems: null,
+        },
+        status: {
+          phase: 'Completed',
+          nCompleted: 300 * 512 * 1024,
+          nTotal: 8589934592,
+          operationUnits: 'Bytes',
+          description: 'Completed',
+          created: '2026-01-01T00:01:00Z',
+          started: '2026-01-01T00:01:10Z',
+          updated: '2026-01-01T00:03:00Z',
+        },
+      });
+      expect(out.counters).toMatchObject({
+        volumeSnapshotsAttempted: 1,
+        volumeSnapshotsCompleted: 1,
+        backupItemOperationsAttempted: 2,
+        backupItemOperationsCompleted: 2,
+        backupItemOperationsFailed: 0,
+      });
+      expect(out.failures).toEqual([]);
+    });
+
+    it('fails the volume (not the backup) when its movement failed, naming why', () => {
+      const out = withMovement(movement({ state: 'Failed', error: 'ValidationException: bad block' }));
+      expect(out.volumeInfos[0]).toMatchObject({
+        result: 'failed',
+        snapshotDataMovementInfo: { snapshotHandle: '', Phase: 'Failed' },
+      });
+      expect(out.failures).toEqual([
+        {
+          scope: { namespace: 'app' },
+          message: 'data movement of PVC app/data (PV pv-data) failed: ValidationException: bad block',
+        },
+      ]);
+      expect(out.counters.backupItemOperationsFailed).toBe(1);
+    });
+
+    it('fails a movement that never ran, and only once when its snapshot failed', () => {
+      expect(withMovement(undefined).failures).toEqual([
+        {
+          scope: { namespace: 'app' },
+          message: 'data movement of PVC app/data (PV pv-data) failed: the data mover never ran for it',
+        },
+      ]);
+      const snapshotFailed = withMovement(
+        movement({ state: 'Failed', error: 'its data cannot be moved: its snapshot did not complete' }),
+        { phase: 'Failed', error: 'EBS snapshot snap-1 failed' },
+      );
+      expect(snapshotFailed.failures.map((f) => f.message)).toEqual([
+        'native snapshot of PVC app/data (PV pv-data) failed: EBS snapshot snap-1 failed',
+      ]);
+    });
   });
 
   it('give every PVC and PV of the backup exactly one entry, whatever was recorded', () => {

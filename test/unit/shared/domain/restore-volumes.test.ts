@@ -573,3 +573,150 @@ describe('the volume plan of a restore', () => {
     );
   });
 });
+
+describe('a volume whose data the data mover moved', () => {
+  const movement = {
+    dataMover: 'lifeboat',
+    uploaderType: 'lifeboat-block',
+    retainedSnapshot: 'snap-1',
+    snapshotHandle: 'nightly_vol-0aaa_20260101T000000Z',
+    operationID: 'nightly_vol-0aaa_20260101T000000Z',
+    size: 8 * 1024 ** 3,
+    Phase: 'Completed',
+  };
+  const moved = (extra: Partial<BackupVolumeInfo> = {}): BackupVolumeInfo =>
+    native({ snapshotDataMoved: true, snapshotDataMovementInfo: movement, ...extra });
+  const csiMoved = (): BackupVolumeInfo => {
+    const { nativeSnapshotInfo: _, ...rest } = moved();
+    return {
+      ...rest,
+      backupMethod: 'CSISnapshot',
+      csiSnapshotInfo: {
+        snapshotHandle: 'snap-2',
+        size: 1,
+        driver: 'ebs.csi.aws.com',
+        vscName: 'c',
+        ReadyToUse: true,
+      },
+    };
+  };
+  const movedData = (backupMethod: 'NativeSnapshot' | 'CSISnapshot') => ({
+    manifestId: movement.snapshotHandle,
+    backupMethod,
+    info: movement,
+  });
+
+  it('is written from the repository where a native one would be re-created, with its type and IOPS', () => {
+    expect(persistentVolumeAction({ pv: ebsPv, info: moved(), exists: false, cloneName: () => 'x' })).toEqual(
+      {
+        action: 'from-snapshot',
+        source: { ...source, availabilityZone: 'us-east-1a', movedData: movedData('NativeSnapshot') },
+      },
+    );
+  });
+
+  it('moved from a CSI snapshot, lands in the PV’s own zone as gp3, or in the zone the request names', () => {
+    const pv = { ...ebsPv, zone: 'us-east-1b' };
+    const expected = (availabilityZone: string) => ({
+      action: 'from-snapshot',
+      source: {
+        snapshotHandle: 'snap-1',
+        volumeType: 'gp3',
+        availabilityZone,
+        recordedAvailabilityZone: 'us-east-1b',
+        movedData: movedData('CSISnapshot'),
+      },
+    });
+    expect(persistentVolumeAction({ pv, info: csiMoved(), exists: false, cloneName: () => 'x' })).toEqual(
+      expected('us-east-1b'),
+    );
+    expect(
+      persistentVolumeAction({
+        pv,
+        info: csiMoved(),
+        exists: false,
+        availabilityZone: 'us-west-2a',
+        elsewhere: true,
+        cloneName: () => 'x',
+      }),
+    ).toEqual(expected('us-west-2a'));
+  });
+
+  it.each<[string, Partial<BackupVolumeInfo>, PersistentVolumeAction]>([
+    [
+      'moved by Velero’s kopia data mover: re-provisioned, warned',
+      { snapshotDataMovementInfo: { ...movement, dataMover: 'velero', uploaderType: 'kopia' } },
+      {
+        action: 'reprovision',
+        reason: 'its data was moved by a data mover Lifeboat cannot read',
+        warning:
+          'its data was moved by data mover "velero" (kopia), which Lifeboat cannot restore: the volume is re-provisioned empty',
+      },
+    ],
+    [
+      'whose movement failed: an error',
+      { snapshotDataMovementInfo: { ...movement, Phase: 'Failed', snapshotHandle: '' } },
+      {
+        action: 'fail',
+        reason: 'its data movement did not complete (phase Failed): there is no data to restore',
+      },
+    ],
+  ])('%s', (_, extra, expected) => {
+    expect(
+      persistentVolumeAction({ pv: ebsPv, info: moved(extra), exists: false, cloneName: () => 'x' }),
+    ).toEqual(expected);
+  });
+
+  it('keeps an existing PV, and needs a zone from somewhere', () => {
+    expect(persistentVolumeAction({ pv: ebsPv, info: moved(), exists: true, cloneName: () => 'x' })).toEqual({
+      action: 'restore',
+      reason: 'it already exists in the cluster: no volume is created',
+    });
+    expect(
+      persistentVolumeAction({ pv: ebsPv, info: csiMoved(), exists: false, cloneName: () => 'x' }),
+    ).toEqual({
+      action: 'fail',
+      reason:
+        'neither its backup nor the PV names an availability zone, and the restore names none (volumeAvailabilityZone)',
+    });
+  });
+
+  it('leaves native snapshots to their own account and region when the request sends volumes elsewhere', () => {
+    expect(
+      persistentVolumeAction({
+        pv: ebsPv,
+        info: native(),
+        exists: false,
+        elsewhere: true,
+        cloneName: () => 'x',
+      }),
+    ).toMatchObject({ action: 'fail', reason: expect.stringMatching(/^a native snapshot is restored only/) });
+  });
+
+  it('is planned with its PV waiting and its PVC bound to it, CSI or native', () => {
+    for (const info of [moved(), csiMoved()]) {
+      const result = plan({
+        infos: [info],
+        pvs: [pvObject('pv-1')],
+        pvcs: [pvcObject('data', 'pv-1')],
+      });
+      expect(result.native).toEqual([
+        expect.objectContaining({
+          pvName: 'pv-1',
+          pvcName: 'data',
+          availabilityZone: 'us-east-1a',
+          movedData: movedData(info.backupMethod as 'NativeSnapshot' | 'CSISnapshot'),
+        }),
+      ]);
+      expect(specOf(result.pvs[0]).csi).toEqual({ driver: 'ebs.csi.aws.com', volumeHandle: '' });
+      expect(specOf(result.pvcs[0]).volumeName).toBe('pv-1');
+      expect(specOf(result.pvcs[0]).dataSource).toBeUndefined();
+      expect(result.snapshots).toEqual([]);
+      expect(result.notes).toContainEqual({
+        level: 'info',
+        message: `Restoring persistent volume from the data mover's repository (manifest ${movement.snapshotHandle})`,
+        name: 'pv-1',
+      });
+    }
+  });
+});

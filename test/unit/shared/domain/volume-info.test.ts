@@ -7,7 +7,6 @@ import {
   backupVolumesOf,
   type ClaimFacts,
   claimFactsOf,
-  DATA_MOVER_UNAVAILABLE,
   type HandledVolume,
   kubeTime,
   nativeVolumeSnapshotOf,
@@ -147,18 +146,18 @@ describe('volumes-info entries', () => {
       "any: matched action is 'skip' in chosen resource policies (volumePolicies[0]);",
     ],
     [
-      'fs-backup, which needs the data mover',
+      'fs-backup the data mover did not read',
       {
         action: 'fs-backup',
         pod: { namespace: 'app', name: 'db-0', volumeName: 'storage' },
         reason: 'volumePolicies[1] asks for fs-backup',
       },
-      `podvolume: ${DATA_MOVER_UNAVAILABLE}: selected for fs-backup (volumePolicies[1] asks for fs-backup) of pod app/db-0 volume "storage";`,
+      'podvolume: selected for fs-backup (volumePolicies[1] asks for fs-backup) of pod app/db-0 volume "storage", but the data mover did not read it;',
     ],
     [
-      'snapshotMoveData, which needs the data mover',
+      'snapshotMoveData whose snapshot was never taken',
       { action: 'snapshot', method: 'csi', moveData: true, reason: 'snapshotVolumes is true' },
-      `csiSnapshot: ${DATA_MOVER_UNAVAILABLE}: snapshotMoveData asks to move this CSI volume's data (snapshotVolumes is true);`,
+      'csiSnapshot: no CSI snapshot was taken (snapshotVolumes is true);',
     ],
     [
       'a CSI snapshot nobody took',
@@ -182,6 +181,155 @@ describe('volumes-info entries', () => {
       skippedReason: reason,
       pvInfo: { reclaimPolicy: 'Delete', labels: null },
     });
+  });
+
+  it('say why an fs-backup volume whose files the data mover cannot reach is skipped', () => {
+    const decision: VolumeDecision = {
+      action: 'fs-backup',
+      pod: { namespace: 'app', name: 'db-0', volumeName: 'storage' },
+      reason: 'volumePolicies[1] asks for fs-backup',
+    };
+    expect(
+      backupVolumeInfoOf({ volume, decision, filesUnreachable: 'the PV is a csi volume' }).skippedReason,
+    ).toBe(
+      'podvolume: selected for fs-backup (volumePolicies[1] asks for fs-backup) of pod app/db-0 volume "storage", but the PV is a csi volume;',
+    );
+  });
+
+  const movedDecision: VolumeDecision = { ...nativeDecision, moveData: true };
+  const movement = {
+    mode: 'block' as const,
+    phase: 'Completed' as const,
+    operationId: 'nightly_vol-1_20260102T030405Z',
+    manifestId: 'nightly_vol-1_20260102T030405Z',
+    size: 8 * 1024 ** 3,
+    retainedSnapshot: 'snap-1',
+    completedAt: '2026-01-02T03:20:00.000Z',
+  };
+
+  it("record a native snapshot's moved data as Velero records a DataUpload, keys in Velero's order", () => {
+    const entry = backupVolumeInfoOf({
+      volume,
+      decision: movedDecision,
+      outcome: { snapshot: snapshot('Completed'), startedAt: '2026-01-02T03:04:05.678Z' },
+      movement,
+    });
+    expect(JSON.stringify(entry)).toBe(
+      JSON.stringify({
+        pvcName: 'data',
+        pvcNamespace: 'app',
+        pvName: 'pv-data',
+        backupMethod: 'NativeSnapshot',
+        snapshotDataMoved: true,
+        preserveLocalSnapshot: false,
+        skipped: false,
+        startTimestamp: '2026-01-02T03:04:05Z',
+        completionTimestamp: '2026-01-02T03:20:00Z',
+        result: 'succeeded',
+        snapshotDataMovementInfo: {
+          dataMover: 'lifeboat',
+          uploaderType: 'lifeboat-block',
+          retainedSnapshot: 'snap-1',
+          snapshotHandle: 'nightly_vol-1_20260102T030405Z',
+          operationID: 'nightly_vol-1_20260102T030405Z',
+          size: 8589934592,
+          Phase: 'Completed',
+        },
+        nativeSnapshotInfo: {
+          snapshotHandle: 'snap-1',
+          volumeType: 'io2',
+          volumeAZ: 'us-east-1a',
+          iops: '4000',
+          Phase: 'Completed',
+        },
+        pvInfo: { reclaimPolicy: 'Delete', labels: null },
+      }),
+    );
+  });
+
+  it('record a failed movement of a CSI snapshot as failed, with no repository snapshot', () => {
+    const entry = backupVolumeInfoOf({
+      volume,
+      decision: { ...movedDecision, method: 'csi' },
+      csiOutcome: {
+        info: {
+          snapshotHandle: 'snap-2',
+          size: 1,
+          driver: 'ebs.csi.aws.com',
+          vscName: 'c',
+          operationID: 'op',
+          ReadyToUse: true,
+        },
+        succeeded: true,
+      },
+      movement: { ...movement, phase: 'Failed', manifestId: '', completedAt: undefined },
+    });
+    expect(Object.keys(entry)).toEqual([
+      'pvcName',
+      'pvcNamespace',
+      'pvName',
+      'backupMethod',
+      'snapshotDataMoved',
+      'preserveLocalSnapshot',
+      'skipped',
+      'result',
+      'csiSnapshotInfo',
+      'snapshotDataMovementInfo',
+      'pvInfo',
+    ]);
+    expect(entry).toMatchObject({
+      backupMethod: 'CSISnapshot',
+      snapshotDataMoved: true,
+      result: 'failed',
+      csiSnapshotInfo: { snapshotHandle: 'snap-2' },
+      snapshotDataMovementInfo: { snapshotHandle: '', Phase: 'Failed' },
+    });
+  });
+
+  it('record a volume file mode read as Velero records a pod volume backup (pvbInfo)', () => {
+    const entry = backupVolumeInfoOf({
+      volume,
+      decision: {
+        action: 'fs-backup',
+        pod: { namespace: 'app', name: 'db-0', volumeName: 'storage' },
+        reason: 'opted in',
+      },
+      movement: {
+        mode: 'file',
+        phase: 'Completed',
+        operationId: 'nightly_pv.pv-data_20260102T030405Z',
+        manifestId: 'nightly_pv.pv-data_20260102T030405Z',
+        size: 1234,
+        startedAt: '2026-01-02T03:04:05Z',
+        completedAt: '2026-01-02T03:04:09Z',
+        pod: { namespace: 'app', name: 'db-0', volumeName: 'storage', nodeName: 'node-1' },
+      },
+    });
+    expect(JSON.stringify(entry)).toBe(
+      JSON.stringify({
+        pvcName: 'data',
+        pvcNamespace: 'app',
+        pvName: 'pv-data',
+        backupMethod: 'PodVolumeBackup',
+        snapshotDataMoved: false,
+        preserveLocalSnapshot: false,
+        skipped: false,
+        startTimestamp: '2026-01-02T03:04:05Z',
+        completionTimestamp: '2026-01-02T03:04:09Z',
+        result: 'succeeded',
+        pvbInfo: {
+          snapshotHandle: 'nightly_pv.pv-data_20260102T030405Z',
+          size: 1234,
+          uploaderType: 'lifeboat-file',
+          volumeName: 'storage',
+          podName: 'db-0',
+          podNamespace: 'app',
+          nodeName: 'node-1',
+          Phase: 'Completed',
+        },
+        pvInfo: { reclaimPolicy: 'Delete', labels: null },
+      }),
+    );
   });
 
   it('write metav1.Time as Go does: whole seconds, UTC', () => {

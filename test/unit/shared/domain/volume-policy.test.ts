@@ -325,17 +325,35 @@ describe('snapshot method', () => {
     });
   });
 
-  it('asks the data mover to move a CSI snapshot under snapshotMoveData, not a native one', () => {
-    expect(decideVolumeAction({ subject: claim(), settings: { snapshotMoveData: true } })).toMatchObject({
-      method: 'csi',
-      moveData: true,
-    });
+  it('asks the data mover to move every EBS snapshot under snapshotMoveData, CSI or native', () => {
+    const csi = decideVolumeAction({ subject: claim(), settings: { snapshotMoveData: true } });
+    expect(csi).toMatchObject({ method: 'csi', ebsVolumeId: 'vol-0abc', moveData: true });
+    expect(csi).not.toHaveProperty('moveDataRefused');
     expect(
       decideVolumeAction({ subject: claim({ pv: inTreePv() }), settings: { snapshotMoveData: true } }),
-    ).toMatchObject({
-      method: 'native',
-      moveData: false,
-    });
+    ).toMatchObject({ method: 'native', ebsVolumeId: 'vol-0def', moveData: true });
+    expect(decideVolumeAction({ subject: claim({ pv: inTreePv() }) })).toMatchObject({ moveData: false });
+  });
+
+  it('keeps the CSI snapshot of another driver under snapshotMoveData, saying why its data is not moved', () => {
+    const efs = {
+      metadata: { name: 'pv-data' },
+      spec: {
+        capacity: { storage: '5Gi' },
+        csi: { driver: 'efs.csi.aws.com', volumeHandle: 'fs-0abc::fsap-0def' },
+        claimRef: { namespace: 'app', name: 'data' },
+      },
+    };
+    expect(decideVolumeAction({ subject: claim({ pv: efs }), settings: { snapshotMoveData: true } })).toEqual(
+      {
+        action: 'snapshot',
+        method: 'csi',
+        moveData: false,
+        moveDataRefused:
+          'the data mover reads EBS snapshots only, and CSI driver efs.csi.aws.com is not ebs.csi.aws.com: its CSI snapshot is kept instead',
+        reason: 'snapshotVolumes is not set to false',
+      },
+    );
   });
 
   it('skips a PV no snapshotter can snapshot, in Velero words', () => {
