@@ -1,10 +1,12 @@
 /**
- * `lifeboat backup create|get|describe`: Velero's flags, turned into a `velero.io/v1` Backup
- * request; with --local the backup runs in this process against the kubeconfig's cluster and is
- * written to --dir. Bad flags are reported by name; no stack traces.
+ * `lifeboat backup create|get|describe|delete`: Velero's flags, turned into a `velero.io/v1`
+ * Backup request; with --local the backup runs in this process against the kubeconfig's cluster
+ * and is written to --dir (volume data the data mover moves, into its repository there). Bad
+ * flags are reported by name; no stack traces.
  */
 import { parseArgs } from 'node:util';
 import { stringify as toYaml } from 'yaml';
+import { deleteBackup } from '../functions/delete-backup/delete-backup.js';
 import { ebsSnapshotterFor } from '../shared/adapters/aws-adapters.js';
 import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
 import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
@@ -13,6 +15,7 @@ import type { Snapshotter } from '../shared/ports/snapshotter.js';
 import { csv, localStore, UsageError } from './flags.js';
 import { listBackups, readBackup } from './local/backup-reader.js';
 import { type ProgressEvent, runLocalBackup } from './local/backup-runtime.js';
+import { collectGarbage, localRepository, repositoryKeyFile } from './local/local-data-mover.js';
 import { renderBackupDescribe, renderBackupTable } from './render/backups.js';
 
 const common = {
@@ -84,6 +87,8 @@ export function backupRequestFromFlags(
       'resource-policies-configmap': { type: 'string' },
       /** Lifeboat: the region of the EBS volumes to snapshot (default: $AWS_REGION). */
       'snapshot-region': { type: 'string' },
+      /** Lifeboat: the key file of the data mover's repository (docs/backup-volumes.md). */
+      'repository-key-file': { type: 'string' },
     },
   });
   if (!name) throw new UsageError('backup create needs a NAME');
@@ -159,11 +164,65 @@ function progressPrinter(out: NodeJS.WriteStream): (event: ProgressEvent) => voi
   };
 }
 
+const stringFlag = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function snapshotRegionOf(values: Record<string, unknown>): string | undefined {
+  return stringFlag(values['snapshot-region']) ?? process.env.AWS_REGION;
+}
+
 /** EC2 for native snapshots when a region is known (flag, else $AWS_REGION); otherwise none. */
 function snapshotterOf(values: Record<string, unknown>): { snapshotter?: Snapshotter } {
-  const region =
-    typeof values['snapshot-region'] === 'string' ? values['snapshot-region'] : process.env.AWS_REGION;
+  const region = snapshotRegionOf(values);
   return region ? { snapshotter: ebsSnapshotterFor({ region }) } : {};
+}
+
+/**
+ * `lifeboat backup delete NAME --confirm`: the backup's snapshots, its data-mover manifests and
+ * its objects, then the repository's garbage collection, reporting the bytes it freed.
+ */
+async function deleteCommand(
+  name: string | undefined,
+  flags: string[],
+  io: { out: NodeJS.WriteStream; err: NodeJS.WriteStream },
+): Promise<number> {
+  const { values } = parseArgs({
+    args: flags,
+    options: {
+      ...common,
+      confirm: { type: 'boolean' },
+      'snapshot-region': { type: 'string' },
+      'repository-key-file': { type: 'string' },
+    },
+    allowPositionals: false,
+  });
+  if (!name) throw new UsageError('backup delete needs a NAME');
+  // Velero asks before deleting; a script says --confirm.
+  if (!values.confirm)
+    throw new UsageError(
+      `deleting backup "${name}" removes its snapshots and its data in the repository: add --confirm`,
+    );
+  const store = localStore(values);
+  const repository = localRepository(store, repositoryKeyFile(values['repository-key-file']));
+  const result = await deleteBackup(
+    { name },
+    { store, ...snapshotterOf(values), collectGarbage: () => collectGarbage({ repository }) },
+  );
+  if (!result.found) {
+    io.err.write(`backup "${name}" not found\n`);
+    return 1;
+  }
+  if (values.output === 'json') io.out.write(`${JSON.stringify(result, null, 2)}\n`);
+  else {
+    for (const error of result.errors) io.err.write(`${error}\n`);
+    io.out.write(
+      `Backup "${name}": ${result.deleted ? 'deleted' : 'kept (see the errors above; run the command again)'}: ${result.snapshotsDeleted.length} snapshots, ${result.manifestsDeleted.length} repository manifests, ${result.objectsDeleted} objects.\n`,
+    );
+    if (result.gc)
+      io.out.write(
+        `Repository garbage collection: ${result.gc.packsDeleted} packs deleted, ${result.gc.bytesFreed} bytes freed; ${result.gc.liveManifests} manifests of other backups kept.\n`,
+      );
+  }
+  return result.deleted ? 0 : 1;
 }
 
 export { UsageError };
@@ -185,11 +244,16 @@ export async function backupCommand(
       });
       io.err.write(`Backup request "${positionalName}" submitted (local, writing to ${store.location}).\n`);
       try {
+        const region = snapshotRegionOf(values);
         const result = (await runLocalBackup(request, {
           cluster,
           store,
           onProgress: progressPrinter(io.err),
           ...snapshotterOf(values),
+          dataMover: {
+            repository: localRepository(store, repositoryKeyFile(stringFlag(values['repository-key-file']))),
+            ...(region ? { region } : {}),
+          },
         })) as {
           phase: string;
           items: number;
@@ -245,7 +309,11 @@ export async function backupCommand(
       else io.out.write(renderBackupDescribe({ ...stored, details: values.details ?? false }));
       return 0;
     }
+    case 'delete':
+      return deleteCommand(positionalName, flags, io);
     default:
-      throw new UsageError('usage: lifeboat backup create|get|describe NAME [flags] --local [--dir DIR]');
+      throw new UsageError(
+        'usage: lifeboat backup create|get|describe|delete NAME [flags] --local [--dir DIR]',
+      );
   }
 }

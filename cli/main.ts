@@ -13,6 +13,7 @@ const USAGE = `usage: lifeboat <command>
                      [--ttl 720h] --local [--dir DIR] [--kubeconfig FILE] [--context NAME]
   backup get [NAME] --local [--dir DIR] [-o json|yaml]
   backup describe NAME --local [--dir DIR] [--details] [-o json|yaml]
+  backup delete NAME --confirm --local [--dir DIR] [--snapshot-region R] [--repository-key-file F]
   restore create NAME --from-backup B [--namespace-mappings a:b,…] [--include-namespaces …]
                       [--include-items kind/ns/name,…] [--existing-resource-policy none|update]
                       [--dry-run] --local [--dir DIR] [--kubeconfig FILE] [--context NAME]

@@ -1,0 +1,165 @@
+/**
+ * Deleting a backup, in Velero's order (backup_deletion_controller.go): its native snapshots
+ * (those volumes-info and the volume snapshots file name, and any snapshot tagged with the
+ * backup, so a failed run's are found too), its data-mover manifests in the repository (those
+ * volumes-info names, and every manifest named after the backup), then `backups/<name>/` with
+ * `velero-backup.json` first (the backup stops being listed before its files go) and the name's
+ * claim last, so the name can be used again. Then the repository's garbage collection frees the
+ * packs no other manifest references, and reports the bytes freed.
+ *
+ * Re-runnable: what is gone already is skipped. When a snapshot cannot be deleted the backup's
+ * objects are kept (as Velero keeps the Backup when deletion has errors), so a later run can
+ * finish the job. Never deletes a snapshot or manifest another backup names.
+ */
+import { gunzipSync } from 'node:zlib';
+import { manifestIdsOfBackup } from '../../shared/domain/data-movement.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
+import { backupKeys, repositoryKeyId, repositoryKeys } from '../../shared/domain/storage-keys.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { GcReport } from '../../shared/ports/repository.js';
+import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+
+export interface DeleteBackupDeps {
+  readonly store: ObjectStore;
+  /** EC2 of the backup's snapshots; unset, snapshots are left and the backup is kept, saying so. */
+  readonly snapshotter?: Snapshotter;
+  /** The repository's garbage collection (the data mover's gc job); unset, none runs. */
+  readonly collectGarbage?: () => Promise<GcReport>;
+  readonly signal?: AbortSignal;
+}
+
+export interface DeleteBackupResult {
+  readonly name: string;
+  /** False when nothing of the backup exists. */
+  readonly found: boolean;
+  /** True once the backup's objects are gone. */
+  readonly deleted: boolean;
+  readonly snapshotsDeleted: readonly string[];
+  readonly manifestsDeleted: readonly string[];
+  readonly objectsDeleted: number;
+  /** Why something could not be deleted. */
+  readonly errors: readonly string[];
+  readonly gc?: GcReport;
+}
+
+type Json = Record<string, unknown>;
+
+async function gzJson(store: ObjectStore, key: string, signal?: AbortSignal): Promise<unknown[]> {
+  const raw = await store.get(key, signal ? { signal } : {});
+  if (!raw) return [];
+  try {
+    const parsed = JSON.parse(gunzipSync(raw).toString('utf8')) as unknown;
+    return Array.isArray(parsed) ? parsed : [];
+  } catch {
+    return [];
+  }
+}
+
+const record = (v: unknown): Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+const EBS_SNAPSHOT = /^snap-[0-9a-f]+$/;
+
+/** The EBS snapshots and repository manifests the backup's volume files name. */
+async function namedData(
+  store: ObjectStore,
+  name: string,
+  signal?: AbortSignal,
+): Promise<{ snapshots: Set<string>; manifests: Set<string> }> {
+  const keys = backupKeys(name);
+  const snapshots = new Set<string>();
+  const manifests = new Set<string>();
+  for (const info of (await gzJson(store, keys.volumeInfo, signal)).map(record)) {
+    const moved = record(info.snapshotDataMovementInfo);
+    for (const id of [
+      text(record(info.nativeSnapshotInfo).snapshotHandle),
+      text(record(info.csiSnapshotInfo).snapshotHandle),
+      text(moved.retainedSnapshot),
+    ])
+      if (EBS_SNAPSHOT.test(id)) snapshots.add(id);
+    // Lifeboat's own movements only: Velero's kopia snapshots live in its own repository.
+    if (moved.dataMover === 'lifeboat' && text(moved.snapshotHandle))
+      manifests.add(text(moved.snapshotHandle));
+    const pvb = record(info.pvbInfo);
+    if (text(pvb.uploaderType).startsWith('lifeboat') && text(pvb.snapshotHandle))
+      manifests.add(text(pvb.snapshotHandle));
+  }
+  for (const snapshot of (await gzJson(store, keys.volumeSnapshots, signal)).map(record)) {
+    const id = text(record(snapshot.status).providerSnapshotID);
+    if (EBS_SNAPSHOT.test(id)) snapshots.add(id);
+  }
+  return { snapshots, manifests };
+}
+
+export async function deleteBackup(
+  input: { name: string },
+  deps: DeleteBackupDeps,
+): Promise<DeleteBackupResult> {
+  const { name } = input;
+  const { store, signal } = deps;
+  const withSignal = signal ? { signal } : {};
+  const keys = backupKeys(name);
+  const objects = await store.list(keys.dir, withSignal);
+  const claimed = await store.exists(keys.claim, withSignal);
+  const empty = { snapshotsDeleted: [], manifestsDeleted: [], objectsDeleted: 0, errors: [] };
+  if (objects.length === 0 && !claimed) return { name, found: false, deleted: false, ...empty };
+
+  const errors: string[] = [];
+  const { snapshots, manifests } = await namedData(store, name, signal);
+  if (deps.snapshotter) {
+    // A failed run's snapshots are in no file: found by the tag every backup snapshot carries.
+    for (const s of await deps.snapshotter.findSnapshots({
+      tags: [{ key: 'velero.io/backup', value: name }],
+      ...withSignal,
+    }))
+      snapshots.add(s.snapshotId);
+  }
+  const snapshotsDeleted: string[] = [];
+  for (const snapshotId of [...snapshots].sort()) {
+    if (!deps.snapshotter) {
+      errors.push(`snapshot ${snapshotId} is kept: no EC2 access to delete it`);
+      continue;
+    }
+    try {
+      await deps.snapshotter.deleteSnapshot(snapshotId, withSignal);
+      snapshotsDeleted.push(snapshotId);
+    } catch (error) {
+      if (!(error instanceof LifeboatError)) throw error;
+      errors.push(`snapshot ${snapshotId} could not be deleted: ${error.message}`);
+    }
+  }
+
+  const stored = (await store.list(repositoryKeys.snapshotsDir, withSignal)).map(repositoryKeyId);
+  for (const id of manifestIdsOfBackup({ manifestIds: stored, backupName: name })) manifests.add(id);
+  const present = new Set(stored);
+  const manifestsDeleted: string[] = [];
+  for (const id of [...manifests].sort()) {
+    if (!present.has(id)) continue;
+    await store.delete(repositoryKeys.snapshot(id), withSignal);
+    manifestsDeleted.push(id);
+  }
+
+  let objectsDeleted = 0;
+  if (errors.length === 0) {
+    // velero-backup.json first: from then on the backup is not listed, whatever is left.
+    const ordered = [keys.metadata, ...objects.filter((k) => k !== keys.metadata)];
+    for (const key of ordered) {
+      if (!objects.includes(key)) continue;
+      await store.delete(key, withSignal);
+      objectsDeleted++;
+    }
+    if (claimed) await store.delete(keys.claim, withSignal);
+  }
+  const hasRepository = await store.exists(repositoryKeys.format, withSignal);
+  const gc = deps.collectGarbage && hasRepository ? await deps.collectGarbage() : undefined;
+  return {
+    name,
+    found: true,
+    deleted: errors.length === 0,
+    snapshotsDeleted,
+    manifestsDeleted,
+    objectsDeleted,
+    errors,
+    ...(gc ? { gc } : {}),
+  };
+}

@@ -1,0 +1,58 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../../cli/main.js';
+import { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
+import { backupKeys } from '../../../shared/domain/storage-keys.js';
+
+describe('lifeboat backup delete --local', () => {
+  let out: string[];
+  let err: string[];
+  let dir: string;
+  beforeEach(async () => {
+    out = [];
+    err = [];
+    dir = await mkdtemp(join(tmpdir(), 'lifeboat-cli-delete-'));
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => out.push(String(chunk)) > 0);
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => err.push(String(chunk)) > 0);
+    vi.stubEnv('AWS_REGION', '');
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.unstubAllEnvs();
+  });
+  const run = (...args: string[]) =>
+    main([
+      'backup',
+      'delete',
+      ...args,
+      '--local',
+      '--dir',
+      dir,
+      '--repository-key-file',
+      join(dir, '..', 'k'),
+    ]);
+
+  it('asks for --confirm before deleting anything', async () => {
+    const store = new LocalDirectoryStore(dir);
+    await store.put(backupKeys('nightly').metadata, '{}');
+    expect(await run('nightly')).toBe(2);
+    expect(err.join('')).toContain(
+      'deleting backup "nightly" removes its snapshots and its data in the repository: add --confirm',
+    );
+    expect(await store.exists(backupKeys('nightly').metadata)).toBe(true);
+  });
+
+  it('deletes a backup with no volumes and reports what it deleted; a second run finds nothing', async () => {
+    const store = new LocalDirectoryStore(dir);
+    await store.put(backupKeys('nightly').metadata, '{}');
+    await store.put(backupKeys('nightly').contents, 'tar');
+    await store.put(backupKeys('nightly').claim, '{}');
+    expect(await run('nightly', '--confirm')).toBe(0);
+    expect(out.join('')).toBe('Backup "nightly": deleted: 0 snapshots, 0 repository manifests, 2 objects.\n');
+    expect(await store.list('backups/')).toEqual([]);
+    expect(await run('nightly', '--confirm')).toBe(1);
+    expect(err.join('')).toContain('backup "nightly" not found');
+  });
+});

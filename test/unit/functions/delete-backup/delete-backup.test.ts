@@ -1,0 +1,148 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { deleteBackup } from '../../../../functions/delete-backup/delete-backup.js';
+import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
+import { CloudRequestRefused } from '../../../../shared/domain/errors.js';
+import { backupKeys, repositoryKeys } from '../../../../shared/domain/storage-keys.js';
+import type { SnapshotProgress, Snapshotter } from '../../../../shared/ports/snapshotter.js';
+
+/** EC2 as far as deletion uses it: snapshots by tag, deletes (refusing those named in `refuse`). */
+class FakeSnapshots implements Pick<Snapshotter, 'findSnapshots' | 'deleteSnapshot'> {
+  readonly deleted: string[] = [];
+  constructor(
+    private readonly tagged: Record<string, string[]>,
+    private readonly refuse: ReadonlySet<string> = new Set(),
+  ) {}
+  async findSnapshots(options: {
+    tags: readonly { key: string; value: string }[];
+  }): Promise<SnapshotProgress[]> {
+    const backup = options.tags.find((t) => t.key === 'velero.io/backup')?.value ?? '';
+    return (this.tagged[backup] ?? []).map((snapshotId) => ({
+      snapshotId,
+      state: 'completed',
+      encrypted: false,
+      tags: [],
+    }));
+  }
+  async deleteSnapshot(snapshotId: string): Promise<void> {
+    if (this.refuse.has(snapshotId))
+      throw new CloudRequestRefused(`not authorized to delete ${snapshotId}`, {
+        code: 'UnauthorizedOperation',
+      });
+    this.deleted.push(snapshotId);
+  }
+}
+const asSnapshotter = (fake: FakeSnapshots): Snapshotter => fake as unknown as Snapshotter;
+
+async function storeWithBackups(): Promise<LocalDirectoryStore> {
+  const store = new LocalDirectoryStore(await mkdtemp(join(tmpdir(), 'delete-backup-')));
+  const json = (v: unknown) => gzipSync(JSON.stringify(v));
+  for (const name of ['mon', 'tue']) {
+    const keys = backupKeys(name);
+    await store.put(keys.metadata, JSON.stringify({ metadata: { name } }));
+    await store.put(keys.contents, 'tar');
+    await store.put(keys.claim, '{}');
+    await store.put(
+      keys.volumeInfo,
+      json([
+        {
+          pvcName: 'data',
+          backupMethod: 'NativeSnapshot',
+          snapshotDataMoved: true,
+          nativeSnapshotInfo: { snapshotHandle: `snap-${name === 'mon' ? '01' : '02'}` },
+          snapshotDataMovementInfo: {
+            dataMover: 'lifeboat',
+            retainedSnapshot: `snap-${name === 'mon' ? '01' : '02'}`,
+            snapshotHandle: `${name}_vol-1_20260101T00000${name === 'mon' ? '0' : '1'}Z`,
+          },
+        },
+        {
+          pvcName: 'velero-moved',
+          snapshotDataMoved: true,
+          snapshotDataMovementInfo: { dataMover: 'velero', snapshotHandle: 'kopia-1' },
+        },
+      ]),
+    );
+    await store.put(keys.volumeSnapshots, json([]));
+  }
+  for (const id of ['mon_vol-1_20260101T000000Z', 'tue_vol-1_20260101T000001Z', 'mon_vol-2_20251231T000000Z'])
+    await store.put(repositoryKeys.snapshot(id), '{}');
+  await store.put(repositoryKeys.format, '{}');
+  return store;
+}
+
+describe('deleting a backup', () => {
+  it('deletes its snapshots (named, or tagged by a failed run), its manifests, its objects and its claim, then collects garbage', async () => {
+    const store = await storeWithBackups();
+    const snapshots = new FakeSnapshots({ mon: ['snap-01', 'snap-09'] });
+    let collected = 0;
+    const result = await deleteBackup(
+      { name: 'mon' },
+      {
+        store,
+        snapshotter: asSnapshotter(snapshots),
+        collectGarbage: async () => {
+          collected++;
+          return { liveManifests: 1, packsKept: 3, packsDeleted: 2, bytesFreed: 1234 };
+        },
+      },
+    );
+    expect(result).toEqual({
+      name: 'mon',
+      found: true,
+      deleted: true,
+      snapshotsDeleted: ['snap-01', 'snap-09'],
+      manifestsDeleted: ['mon_vol-1_20260101T000000Z', 'mon_vol-2_20251231T000000Z'],
+      objectsDeleted: 4,
+      errors: [],
+      gc: { liveManifests: 1, packsKept: 3, packsDeleted: 2, bytesFreed: 1234 },
+    });
+    expect(collected).toBe(1);
+    expect(await store.list(backupKeys('mon').dir)).toEqual([]);
+    expect(await store.exists(backupKeys('mon').claim)).toBe(false);
+    // The other backup is untouched.
+    expect(await store.exists(repositoryKeys.snapshot('tue_vol-1_20260101T000001Z'))).toBe(true);
+    expect(await store.list(backupKeys('tue').dir)).toHaveLength(4);
+    expect(snapshots.deleted).not.toContain('snap-02');
+  });
+
+  it('keeps the backup when a snapshot cannot be deleted, so a later run can finish', async () => {
+    const store = await storeWithBackups();
+    const result = await deleteBackup(
+      { name: 'mon' },
+      { store, snapshotter: asSnapshotter(new FakeSnapshots({}, new Set(['snap-01']))) },
+    );
+    expect(result).toMatchObject({
+      found: true,
+      deleted: false,
+      objectsDeleted: 0,
+      errors: ['snapshot snap-01 could not be deleted: not authorized to delete snap-01'],
+    });
+    expect(await store.exists(backupKeys('mon').metadata)).toBe(true);
+    const again = await deleteBackup(
+      { name: 'mon' },
+      { store, snapshotter: asSnapshotter(new FakeSnapshots({})) },
+    );
+    expect(again).toMatchObject({ deleted: true, snapshotsDeleted: ['snap-01'], manifestsDeleted: [] });
+  });
+
+  it('keeps the snapshots and the backup without EC2 access, saying so; finds nothing of an unknown backup', async () => {
+    const store = await storeWithBackups();
+    expect(await deleteBackup({ name: 'mon' }, { store })).toMatchObject({
+      deleted: false,
+      errors: ['snapshot snap-01 is kept: no EC2 access to delete it'],
+    });
+    expect(await deleteBackup({ name: 'wed' }, { store })).toEqual({
+      name: 'wed',
+      found: false,
+      deleted: false,
+      snapshotsDeleted: [],
+      manifestsDeleted: [],
+      objectsDeleted: 0,
+      errors: [],
+    });
+  });
+});
