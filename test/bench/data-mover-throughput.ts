@@ -99,14 +99,14 @@ function benchImage(blocks: number): { image: Map<number, Uint8Array>; counts: M
   const sources: number[] = [];
   const zeros = new Uint8Array(BLOCK);
   for (let index = 0; index < blocks; ) {
-    let roll = next();
-    let kind: Kind = 'random';
-    for (const [k, share] of SHARES) {
-      kind = k;
-      roll -= share;
-      if (roll < 0) break;
-    }
     const run = Math.min(blocks - index, 1 + Math.floor(next() * 32));
+    // The kind furthest behind its share once this run is in: the mix matches SHARES.
+    let kind: Kind = 'random';
+    let behind = Number.NEGATIVE_INFINITY;
+    for (const [k, share] of SHARES) {
+      const lag = share * (index + run) - (counts.get(k) ?? 0);
+      if (lag > behind) [kind, behind] = [k, lag];
+    }
     for (let end = index + run; index < end; index++) {
       const here: Kind = kind === 'duplicate' && sources.length === 0 ? 'random' : kind;
       counts.set(here, (counts.get(here) ?? 0) + 1);
