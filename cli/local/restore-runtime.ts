@@ -204,11 +204,24 @@ export async function runLocalRestore(request: unknown, options: LocalRestoreOpt
       )) as JsonValue;
     },
     RunRestoreDataMover: async (input) => runLocalDataMoverTask(input, options.dataMover?.environment),
-    PatchProvisionedVolumes: async (input) =>
-      (await patchProvisionedVolumes(
-        { run: runOf(input) },
-        { store, cluster, clock, ...options.volumeStep },
-      )) as JsonValue,
+    PatchProvisionedVolumes: async (input) => {
+      const { moved } = volumeOperationsInput.parse(input ?? {});
+      const mover = options.dataMover;
+      return (await patchProvisionedVolumes(
+        { run: runOf(input), ...(moved ? { moved } : {}) },
+        {
+          store,
+          cluster,
+          clock,
+          // The data mover runs on this machine: it reaches local and hostPath PVs' directories.
+          ...(mover
+            ? { dataMover: { repository: mover.repository }, fileAccess: 'local-paths' as const }
+            : {}),
+          ...options.volumeStep,
+        },
+      )) as JsonValue;
+    },
+    RunFileRestoreDataMover: async (input) => runLocalDataMoverTask(input, options.dataMover?.environment),
     RestorePhase: async (input) => {
       const startedMs = performance.now();
       const chunk = restoreChunk.parse(input);

@@ -1,10 +1,27 @@
-/** Lambda entry of PatchProvisionedVolumes: backed-up reclaim policy and labels on re-provisioned PVs. */
+/**
+ * Lambda entry of PatchProvisionedVolumes: backed-up reclaim policy and labels on re-provisioned
+ * PVs, and the file restores of fs-backup volumes (which the data mover on Fargate cannot reach:
+ * they are warned about).
+ */
+import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, clusterNamed, store } from '../wiring.js';
+import { clock, clusterNamed, dataMoverRepository, store } from '../wiring.js';
 import { patchProvisionedVolumes } from './patch-provisioned-volumes.js';
 
-export const handler = lambdaHandler('PatchProvisionedVolumes', async (event: { run?: unknown }, signal) => {
-  const run = restoreRun.parse(event.run);
-  return patchProvisionedVolumes({ run }, { store, clock, cluster: await clusterNamed(run.cluster), signal });
+const repository = dataMoverRepository();
+
+export const handler = lambdaHandler('PatchProvisionedVolumes', async (event: unknown, signal) => {
+  const input = volumeOperationsInput.parse(event);
+  const run = restoreRun.parse(input.run);
+  return patchProvisionedVolumes(
+    { run, ...(input.moved ? { moved: input.moved } : {}) },
+    {
+      store,
+      clock,
+      cluster: await clusterNamed(run.cluster),
+      ...(repository ? { dataMover: { repository } } : {}),
+      signal,
+    },
+  );
 });

@@ -8,8 +8,15 @@
  * `done: false` while PVCs are unbound; the state machine waits and calls again. A PVC not bound
  * within the bind timeout (Velero's resource timeout, 10 minutes) is given up on with a warning:
  * a cluster without a provisioner never binds it, and the restore must not hang on it.
+ *
+ * A volume whose files the data mover backed up (fs-backup) gets them back once its PVC is bound
+ * (Velero's pod volume restore): a file-restore job into the new volume's directory, handed to the
+ * state machine (`moveJobs`) until it reports the job ran (`moved`). Only where the data mover can
+ * reach that directory: a local or hostPath PV under `lifeboat --local`; elsewhere a warning says
+ * the volume stays empty.
  */
 
+import { type DataMoverJob, dataMoverProgress } from '../../shared/contracts/data-mover-job.js';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
 import {
   type ProvisionedProgress,
@@ -21,10 +28,12 @@ import type { LogEvent } from '../../shared/domain/backup-log.js';
 import { formatDuration } from '../../shared/domain/duration.js';
 import { LifeboatError, RetryableError } from '../../shared/domain/errors.js';
 import { provisionedVolumePatch } from '../../shared/domain/restore-volumes-objects.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { dataMoverWorkKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { FileAccess } from '../backup-item-block/volumes.js';
+import { type RestoreDataMover, restoreJobId } from '../restore-volumes/moved-volumes.js';
 
 export interface PatchProvisionedVolumesDeps {
   readonly store: ObjectStore;
@@ -35,6 +44,10 @@ export interface PatchProvisionedVolumesDeps {
   /** How long one call polls before handing back to the state machine (20 s). */
   readonly pollWithinMs?: number;
   readonly pollIntervalMs?: number;
+  /** The data mover's repository, for file restores; unset, such volumes stay empty, warned. */
+  readonly dataMover?: RestoreDataMover;
+  /** `local-paths`: the data mover reads and writes local PVs' directories on this machine. */
+  readonly fileAccess?: FileAccess;
   readonly signal?: AbortSignal;
 }
 
@@ -51,13 +64,18 @@ async function readJson(store: ObjectStore, key: string): Promise<unknown> {
   return raw ? JSON.parse(Buffer.from(raw).toString('utf8')) : undefined;
 }
 
-/** What one look at a PVC and its PV found. */
+/** What one look at a PVC and its PV found (and, once bound, the PV). */
 type Look =
   | { readonly settled: false }
-  | { readonly settled: true; readonly level?: LogEvent['level']; readonly message?: string };
+  | {
+      readonly settled: true;
+      readonly level?: LogEvent['level'];
+      readonly message?: string;
+      readonly pv?: Json;
+    };
 
 export async function patchProvisionedVolumes(
-  input: { run: RestoreRun },
+  input: { run: RestoreRun; moved?: readonly { jobId: string; error?: string }[] },
   deps: PatchProvisionedVolumesDeps,
 ): Promise<VolumeStepResult> {
   const { run } = input;
@@ -71,6 +89,8 @@ export async function patchProvisionedVolumes(
       ? { startedAt: deps.clock.now().toISOString(), settled: [], done: false, log: [] }
       : provisionedProgress.parse(saved);
   if (progress.done) return { done: true, pending: 0, waitSeconds: 0 };
+  const files = fileRestores({ run, progress, deps, ...(input.moved ? { moved: input.moved } : {}) });
+  await files.settle();
   const deadline = Date.parse(progress.startedAt) + (deps.bindTimeoutMs ?? DEFAULT_BIND_TIMEOUT_MS);
   const keyOf = (p: { pvcNamespace: string; pvcName: string }): string => `${p.pvcNamespace}/${p.pvcName}`;
   const settle = (
@@ -98,7 +118,10 @@ export async function patchProvisionedVolumes(
     for (const volume of waiting()) {
       try {
         const look = await lookAt({ volume, run, deps });
-        if (look.settled) settle(volume, look.level, look.message);
+        if (!look.settled) continue;
+        settle(volume, look.level, look.message);
+        if (volume.files && look.pv)
+          files.start({ volume, pv: look.pv, manifestId: volume.files.manifestId });
       } catch (error) {
         // Throttled or unreachable: looked at again. Refused: Velero's error for this PV.
         if (error instanceof RetryableError) continue;
@@ -110,6 +133,13 @@ export async function patchProvisionedVolumes(
     await new Promise((resolve) => setTimeout(resolve, deps.pollIntervalMs ?? 2_000));
   }
   const pending = waiting();
+  const moveJobs = files.ready();
+  if (moveJobs.length > 0) {
+    await deps.store.put(work.provisionedProgress, JSON.stringify(progress), {
+      contentType: 'application/json',
+    });
+    return { done: false, pending: pending.length + moveJobs.length, waitSeconds: 0, moveJobs };
+  }
   if (pending.length > 0 && deps.clock.now().getTime() < deadline) {
     await deps.store.put(work.provisionedProgress, JSON.stringify(progress), {
       contentType: 'application/json',
@@ -188,11 +218,116 @@ async function lookAt(options: {
       message: `PV ${pvName} was bound by ${String(claimRef.namespace)}/${String(claimRef.name)}, not by this PVC: it is not patched`,
     };
   const patch = provisionedVolumePatch(pv, volume.pvInfo);
-  if (!patch) return { settled: true };
+  if (!patch) return { settled: true, pv };
   await deps.cluster.mergePatch({ resource: 'persistentvolumes', object: pv, patch, ...signal });
   return {
     settled: true,
     level: 'info',
     message: `The newly provisioned PV ${pvName} got the backed-up reclaim policy and labels`,
+    pv,
+  };
+}
+
+/**
+ * The file restores of one call: `settle` records the jobs the last RestoreFileData ran, `start`
+ * makes the job of a volume whose PVC is bound (or says why it cannot), `ready` lists the jobs
+ * to run now.
+ */
+function fileRestores(options: {
+  run: RestoreRun;
+  progress: ProvisionedProgress;
+  deps: PatchProvisionedVolumesDeps;
+  moved?: readonly { jobId: string; error?: string }[];
+}): {
+  settle: () => Promise<void>;
+  start: (o: { volume: { pvcNamespace: string; pvcName: string }; pv: Json; manifestId: string }) => void;
+  ready: () => DataMoverJob[];
+} {
+  const { run, progress, deps } = options;
+  progress.files ??= {};
+  const jobs = progress.files;
+  const note = (key: string, level: LogEvent['level'], msg: string): void => {
+    const [namespace, name] = key.split('/');
+    progress.log.push({
+      time: deps.clock.now().toISOString(),
+      level,
+      msg,
+      fields: {
+        restore: run.name,
+        resource: 'persistentvolumeclaims',
+        namespace: namespace ?? '',
+        name: name ?? '',
+      },
+    });
+  };
+  return {
+    settle: async () => {
+      const ran = new Map((options.moved ?? []).map((m) => [m.jobId, m]));
+      for (const [key, move] of Object.entries(jobs)) {
+        const report = ran.get(move.jobId);
+        if (move.state !== 'Ready' || !report) continue;
+        delete move.job;
+        const raw = await deps.store.get(dataMoverWorkKeys(move.jobId).progress);
+        const parsed = raw
+          ? dataMoverProgress.safeParse(JSON.parse(Buffer.from(raw).toString('utf8')))
+          : undefined;
+        const doc = parsed?.success ? parsed.data : undefined;
+        const result = doc?.state === 'Completed' ? doc.result : undefined;
+        if (result?.kind === 'file-restore') {
+          move.state = 'Completed';
+          note(
+            key,
+            'info',
+            `Restored ${result.files} files, ${result.directories} directories and ${result.symlinks} symlinks (${result.bytesWritten} bytes) from the repository into the volume`,
+          );
+          continue;
+        }
+        move.state = 'Failed';
+        note(
+          key,
+          'error',
+          `Could not restore the volume's files from the repository: ${doc?.error?.message ?? (report.error ? `the data mover task failed (${report.error})` : 'the data mover stopped without recording a result')}`,
+        );
+      }
+    },
+    start: ({ volume, pv, manifestId }) => {
+      const key = `${volume.pvcNamespace}/${volume.pvcName}`;
+      if (jobs[key]) return;
+      const spec = record(pv.spec);
+      const path = String(record(spec.local).path ?? record(spec.hostPath).path ?? '');
+      const reason = !deps.dataMover
+        ? 'this restore has no data mover (the repository key is not configured)'
+        : deps.fileAccess !== 'local-paths'
+          ? 'no data mover of this restore can reach the new volume (a Fargate task mounts no pod volume; lifeboat --local restores into local and hostPath PVs)'
+          : !path.startsWith('/')
+            ? `the new volume is not a local or hostPath PV the data mover can write on this machine`
+            : undefined;
+      if (reason || !deps.dataMover) {
+        note(
+          key,
+          'warning',
+          `Its files (manifest ${manifestId}) are not restored, the volume stays empty: ${reason}`,
+        );
+        return;
+      }
+      const jobId = restoreJobId(run, `files/${key}`);
+      jobs[key] = {
+        jobId,
+        state: 'Ready',
+        job: {
+          kind: 'file-restore',
+          jobId,
+          repository: deps.dataMover.repository,
+          manifestId,
+          tags: { restore: run.name, pvcNamespace: volume.pvcNamespace, pvcName: volume.pvcName },
+          target: { path },
+        },
+      };
+      note(key, 'info', `Restoring its files from the repository (manifest ${manifestId}) into ${path}`);
+    },
+    ready: () =>
+      Object.values(jobs)
+        .filter((m) => m.state === 'Ready' && m.job)
+        .map((m) => m.job as DataMoverJob),
   };
 }

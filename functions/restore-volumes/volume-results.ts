@@ -13,6 +13,7 @@ import {
   volumesProgress,
 } from '../../shared/contracts/restore-volumes.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
+import { FILE_UPLOADER } from '../../shared/domain/data-movement.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
 import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
 import {
@@ -76,6 +77,28 @@ export async function restoreVolumeResults(options: {
           })
         : { ...names, snapshotDataMoved: false },
     );
+  }
+  // Velero's PodVolumeRestore entry for each volume whose files came back from the repository.
+  for (const volume of plan.provisioned) {
+    const key = `${volume.pvcNamespace}/${volume.pvcName}`;
+    if (!volume.files || provisioned?.files?.[key]?.state !== 'Completed') continue;
+    const at = infos.findIndex((i) => i.pvcNamespace === volume.pvcNamespace && i.pvcName === volume.pvcName);
+    const entry: RestoreVolumeInfo = {
+      pvcName: volume.pvcName,
+      pvcNamespace: volume.pvcNamespace,
+      restoreMethod: 'PodVolumeRestore',
+      snapshotDataMoved: false,
+      pvrInfo: {
+        snapshotHandle: volume.files.manifestId,
+        uploaderType: FILE_UPLOADER,
+        volumeName: volume.files.volumeName,
+        podName: volume.files.podName,
+        podNamespace: volume.pvcNamespace,
+        Phase: 'Completed',
+      },
+    };
+    if (at >= 0) infos[at] = entry;
+    else infos.push(entry);
   }
   const log = [...plan.log, ...(native?.log ?? []), ...(provisioned?.log ?? [])];
   let results = emptyResults;

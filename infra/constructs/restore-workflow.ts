@@ -171,6 +171,7 @@ export class RestoreWorkflow extends Construct {
           });
     // RestoreVolumes names the repository in the jobs it hands out (it never opens it).
     restoreVolumes.addEnvironment('LIFEBOAT_REPOSITORY_KEY', this.dataMover.repositoryKey.keyArn);
+    patchVolumes.addEnvironment('LIFEBOAT_REPOSITORY_KEY', this.dataMover.repositoryKey.keyArn);
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: RESTORE_DEFINITION_FILE,

@@ -90,6 +90,7 @@ const restoreVolumeInfo = z.object({
   csiSnapshotInfo: csiSnapshotInfo.optional(),
   nativeSnapshotInfo: nativeSnapshotInfo.optional(),
   snapshotDataMovementInfo: snapshotDataMovementInfo.optional(),
+  pvrInfo: pvbInfo.optional(),
 });
 
 /**
@@ -120,6 +121,8 @@ export const provisionedVolume = z.strictObject({
   pvcName: z.string(),
   sourcePvName: z.string().optional(),
   pvInfo,
+  /** Files the data mover backed up (fs-backup): a file-restore job into the new volume. */
+  files: z.strictObject({ manifestId: z.string(), podName: z.string(), volumeName: z.string() }).optional(),
 });
 
 /** `work.volumes`: written once by PlanRestore. */
@@ -166,6 +169,8 @@ export const provisionedProgress = z.strictObject({
   startedAt: z.string(),
   /** `namespace/name` of each settled PVC (patched, nothing to do, or given up on). */
   settled: z.array(z.string()),
+  /** File restores into re-provisioned volumes, by `namespace/name` of the PVC. */
+  files: z.record(z.string(), volumeMove).optional(),
   done: z.boolean(),
   log: z.array(logEvent),
 });

@@ -4,7 +4,7 @@
  * does, with the objects, notes and restore volume info that come with it. Pure.
  */
 
-import { movedByLifeboat } from './data-movement.js';
+import { FILE_UPLOADER, movedByLifeboat } from './data-movement.js';
 import type { PersistentVolumeAction, VolumeNote, VolumeRestorePlan } from './restore-volumes.js';
 import {
   claimFromSnapshot,
@@ -26,8 +26,27 @@ const claimKey = (namespace: string, name: string): string => `${namespace}/${na
 export const VOLUME_SNAPSHOT_CONTENTS = 'volumesnapshotcontents.snapshot.storage.k8s.io';
 export const VOLUME_SNAPSHOTS = 'volumesnapshots.snapshot.storage.k8s.io';
 
+/** Said of a pod volume backup Velero made (kopia or restic): Lifeboat cannot read its repository. */
 export const PVB_WARNING =
-  'its pod volume backup data cannot be restored yet (no data mover): the volume is re-provisioned empty';
+  "its pod volume backup was made by Velero's node agent, whose repository Lifeboat cannot read: the volume is re-provisioned empty";
+
+/** Why a pod volume backup's data does not come back: Velero made it, or Lifeboat's did not complete. */
+export function podVolumeWarningOf(info: BackupVolumeInfo): string {
+  return info.pvbInfo?.uploaderType === FILE_UPLOADER
+    ? `its file backup did not complete (phase ${info.pvbInfo.Phase || 'unknown'}): the volume is re-provisioned empty`
+    : PVB_WARNING;
+}
+
+/** The repository manifest of a volume Lifeboat's data mover backed up file by file, if completed. */
+export function filesOf(
+  info: BackupVolumeInfo,
+): { manifestId: string; podName: string; volumeName: string } | undefined {
+  const pvb = info.pvbInfo;
+  if (info.backupMethod !== 'PodVolumeBackup' || pvb?.uploaderType !== FILE_UPLOADER) return undefined;
+  return pvb.Phase === 'Completed' && pvb.snapshotHandle
+    ? { manifestId: pvb.snapshotHandle, podName: pvb.podName, volumeName: pvb.volumeName }
+    : undefined;
+}
 
 /** Whether the volumes-info alone says the PVC's volume is re-provisioned (its PV not restored). */
 export function reprovisionedByInfo(info: BackupVolumeInfo): boolean {
@@ -57,6 +76,7 @@ export function claimForRestore(input: {
     plan.notes.push({ level, message, namespace, name: source.name });
   };
   const exists = options.existingPvcs.has(claimKey(namespace, source.name));
+  const files = filesOf(info);
   const provisioned = (): void => {
     if (info.pvInfo && !exists)
       plan.provisioned.push({
@@ -64,6 +84,7 @@ export function claimForRestore(input: {
         pvcName: source.name,
         ...(info.pvName ? { sourcePvName: info.pvName } : {}),
         pvInfo: info.pvInfo,
+        ...(files ? { files } : {}),
       });
   };
   if (info.backupMethod === 'CSISnapshot' && !movedByLifeboat(info)) {
@@ -122,7 +143,20 @@ export function claimForRestore(input: {
   const volumeName = text(record(pvc.spec).volumeName);
   const reprovisioned = action ? action.action === 'reprovision' : reprovisionedByInfo(info);
   // Its PV is not part of this restore, so the PV's own warning was not given.
-  if (!action && info.backupMethod === 'PodVolumeBackup' && !exists) note('warning', PVB_WARNING);
+  if (!action && info.backupMethod === 'PodVolumeBackup' && !exists && !files)
+    note('warning', podVolumeWarningOf(info));
+  if (files && exists)
+    note(
+      'warning',
+      `the PVC exists already: the files of manifest ${files.manifestId} are not restored into it`,
+    );
+  else if (files && !info.pvInfo)
+    note('warning', `its files (manifest ${files.manifestId}) are not restored: the backup has no PV of it`);
+  else if (files)
+    note(
+      'info',
+      `Its files are restored from the repository (manifest ${files.manifestId}) once the PVC is bound`,
+    );
   if (reprovisioned && volumeName) {
     note('info', 'Resetting PersistentVolumeClaim for dynamic provisioning');
     provisioned();

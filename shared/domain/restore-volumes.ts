@@ -9,7 +9,7 @@
  * - CSISnapshot: the PV is not restored; the PVC fills from a pre-provisioned VolumeSnapshot
  *   (or, with `restorePVs: false`, gets an empty volume).
  * - PodVolumeBackup, or no snapshot and reclaim policy Delete: the PV is not restored, the PVC
- *   is re-provisioned. No snapshot and another reclaim policy: the PV is restored as backed up.
+ *   is re-provisioned; files Lifeboat's data mover backed up are restored into it once bound. No snapshot and another reclaim policy: the PV is restored as backed up.
  * - Data moved by Lifeboat's data mover (`snapshotDataMoved`, native or CSI): as a native
  *   snapshot, but the new volume is written from the repository by the data mover, in the zone,
  *   region and account the request names (Lifeboat; Velero's data mover fills a provisioned PVC
@@ -19,7 +19,7 @@
  */
 import { movedByLifeboat } from './data-movement.js';
 import { availabilityZoneOf, ebsVolumeIdOf } from './ebs-volume.js';
-import { claimForRestore, PVB_WARNING } from './restore-volumes-claims.js';
+import { claimForRestore, filesOf, podVolumeWarningOf } from './restore-volumes-claims.js';
 import { awaitingVolume, renamedPersistentVolume } from './restore-volumes-objects.js';
 import type {
   BackupVolumeInfo,
@@ -115,11 +115,14 @@ export function persistentVolumeAction(options: {
         };
       return nativeSnapshotAction({ ...options, info });
     case 'PodVolumeBackup':
-      return {
-        action: 'reprovision',
-        reason: 'it has a pod volume backup to be restored',
-        warning: PVB_WARNING,
-      };
+      // Velero: the PVC is re-provisioned and its pod volume restore fills it.
+      return filesOf(info)
+        ? { action: 'reprovision', reason: 'it has a pod volume backup to be restored' }
+        : {
+            action: 'reprovision',
+            reason: 'it has a pod volume backup to be restored',
+            warning: podVolumeWarningOf(info),
+          };
     case 'CSISnapshot':
       return { action: 'reprovision', reason: 'it has a related CSI VolumeSnapshot' };
     default: {
@@ -258,6 +261,8 @@ export interface ProvisionedVolume {
   readonly pvcName: string;
   readonly sourcePvName?: string;
   readonly pvInfo: PVInfo;
+  /** Files the data mover backed up, to restore into the new volume once the PVC is bound. */
+  readonly files?: { readonly manifestId: string; readonly podName: string; readonly volumeName: string };
 }
 
 export interface VolumeNote {

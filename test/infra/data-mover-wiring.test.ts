@@ -64,9 +64,9 @@ describe('the data mover in the workflows', () => {
     expect(stack.restore.dataMover).toBe(stack.backup.dataMover);
   });
 
-  it('gives VolumeOperations and RestoreVolumes the repository key to name, and nothing of the key itself', () => {
+  it('gives the volume steps the repository key to name, and nothing of the key itself', () => {
     const key = stack.resolve(stack.dataMover.repositoryKey.keyArn);
-    for (const name of ['VolumeOperations', 'RestoreVolumes']) {
+    for (const name of ['VolumeOperations', 'RestoreVolumes', 'PatchProvisionedVolumes']) {
       const fn = functionNamed(template, name) as { Environment: { Variables: Record<string, unknown> } };
       expect(fn.Environment.Variables.LIFEBOAT_REPOSITORY_KEY).toEqual(key);
     }

@@ -170,4 +170,61 @@ describe('RestoreVolumeData in the restore', () => {
       { run, moved: [{ jobId: 'r_restore_1' }, { jobId: 'r_restore_2', error: 'States.TaskFailed' }] },
     ]);
   });
+
+  it('runs the file-restore jobs PatchProvisionedVolumes hands out after the phases, before the hooks', async () => {
+    const mover = dataMover();
+    const calls: string[] = [];
+    const inputs: JsonValue[] = [];
+    const answers: JsonValue[] = [
+      { done: false, pending: 1, waitSeconds: 0, moveJobs: [job('r_restore_files')] },
+      { done: true, pending: 0, waitSeconds: 0 },
+    ];
+    await runLocalStateMachine({
+      definition: substitute(readFileSync(RESTORE_DEFINITION, 'utf8'), LOCAL_RESTORE_FUNCTION_ARNS),
+      input: { request: {} },
+      executionName: 'x',
+      taskToken: 't',
+      handlers: {
+        ValidateRestore: async () => ({ valid: true, run }),
+        PlanRestore: async () => ({
+          dryRun: false,
+          totalItems: 1,
+          skipped: 0,
+          provisionedVolumes: 1,
+          phases: [
+            { index: 0, groupResource: 'persistentvolumeclaims', chunks: 1, items: 1, chunkIndexes: [0] },
+          ],
+        }),
+        RestorePhase: async () => {
+          calls.push('RestorePhase');
+          return { phase: 'persistentvolumeclaims', chunk: 0, created: 1, updated: 0, skipped: 0, failed: 0 };
+        },
+        PatchProvisionedVolumes: async (input) => {
+          calls.push('PatchProvisionedVolumes');
+          inputs.push(input);
+          return answers.shift() ?? null;
+        },
+        RunFileRestoreDataMover: async (input) => {
+          calls.push('RunFileRestoreDataMover');
+          return mover.handler(input);
+        },
+        RestoreHooks: async () => {
+          calls.push('RestoreHooks');
+          return { pending: 0, waitSeconds: 0, settled: 0 };
+        },
+        FinalizeRestore: async () => ({ name: 'r', phase: 'Completed' }),
+      },
+    });
+    expect(calls).toEqual([
+      'RestorePhase',
+      'PatchProvisionedVolumes',
+      'RunFileRestoreDataMover',
+      'PatchProvisionedVolumes',
+      'RestoreHooks',
+    ]);
+    expect(inputs).toEqual([
+      { run, moved: [] },
+      { run, moved: [{ jobId: 'r_restore_files' }] },
+    ]);
+  });
 });

@@ -90,10 +90,10 @@ describe('the volume steps of a restore', () => {
       'RestoreHooks',
       'FinalizeRestore',
     ]);
-    // Only the run goes in (and, to RestoreVolumes, the data-mover jobs run so far: none here):
+    // Only the run goes in (and the data-mover jobs run so far: none here):
     // the plan and earlier results stay out of the payload.
     for (const input of inputs.RestoreVolumes ?? []) expect(input).toEqual({ run, moved: [] });
-    for (const input of inputs.PatchProvisionedVolumes ?? []) expect(input).toEqual({ run });
+    for (const input of inputs.PatchProvisionedVolumes ?? []) expect(input).toEqual({ run, moved: [] });
   });
 
   it.each<[string, Record<string, JsonValue>]>([

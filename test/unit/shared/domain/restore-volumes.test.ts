@@ -148,12 +148,12 @@ describe('what a restore does with a backed-up PV (Velero restore.go by backupMe
       { action: 'fail', reason: 'it is neither an EBS CSI nor an in-tree EBS volume' },
     ],
     [
-      'a pod volume backup re-provisions, with a warning that its data cannot come back yet',
+      "a pod volume backup of Velero's node agent re-provisions, with a warning that its data cannot come back",
       { pv: ebsPv, info: method('PodVolumeBackup'), exists: false, cloneName: () => 'x' },
       {
         action: 'reprovision',
         reason: 'it has a pod volume backup to be restored',
-        warning: expect.stringContaining('no data mover') as unknown as string,
+        warning: expect.stringContaining('whose repository Lifeboat cannot read') as unknown as string,
       },
     ],
     [
@@ -718,5 +718,78 @@ describe('a volume whose data the data mover moved', () => {
         name: 'pv-1',
       });
     }
+  });
+});
+
+describe("a volume whose files Lifeboat's data mover backed up (pvbInfo)", () => {
+  const files = (Phase = 'Completed'): BackupVolumeInfo => ({
+    ...method('PodVolumeBackup'),
+    pvbInfo: {
+      snapshotHandle: 'nightly_pv.pv-1_20260101T000000Z',
+      size: 10,
+      uploaderType: 'lifeboat-file',
+      volumeName: 'data',
+      podName: 'db',
+      podNamespace: 'shop',
+      nodeName: '',
+      Phase,
+    },
+  });
+
+  it('is re-provisioned with no warning, its files to come back once the PVC is bound', () => {
+    expect(persistentVolumeAction({ pv: ebsPv, info: files(), exists: false, cloneName: () => 'x' })).toEqual(
+      {
+        action: 'reprovision',
+        reason: 'it has a pod volume backup to be restored',
+      },
+    );
+    const result = plan({
+      infos: [files()],
+      pvs: [pvObject('pv-1')],
+      pvcs: [pvcObject('data', 'pv-1')],
+      namespaceMapping: { shop: 'shop-2' },
+    });
+    expect(result.provisioned).toEqual([
+      {
+        pvcNamespace: 'shop-2',
+        pvcName: 'data',
+        sourcePvName: 'pv-1',
+        pvInfo: { reclaimPolicy: 'Delete', labels: null },
+        files: { manifestId: 'nightly_pv.pv-1_20260101T000000Z', podName: 'db', volumeName: 'data' },
+      },
+    ]);
+    expect(result.notes.filter((n) => n.level === 'warning')).toEqual([]);
+    expect(result.notes).toContainEqual({
+      level: 'info',
+      message:
+        'Its files are restored from the repository (manifest nightly_pv.pv-1_20260101T000000Z) once the PVC is bound',
+      namespace: 'shop-2',
+      name: 'data',
+    });
+  });
+
+  it('says so when its file backup failed or its PVC exists', () => {
+    expect(
+      plan({ infos: [files('Failed')], pvs: [], pvcs: [pvcObject('data', 'pv-1')] }).notes,
+    ).toContainEqual(
+      expect.objectContaining({
+        level: 'warning',
+        message: 'its file backup did not complete (phase Failed): the volume is re-provisioned empty',
+      }),
+    );
+    const existing = plan({
+      infos: [files()],
+      pvs: [],
+      pvcs: [pvcObject('data', 'pv-1')],
+      existingPvcs: new Set(['shop/data']),
+    });
+    expect(existing.provisioned).toEqual([]);
+    expect(existing.notes).toContainEqual(
+      expect.objectContaining({
+        level: 'warning',
+        message:
+          'the PVC exists already: the files of manifest nightly_pv.pv-1_20260101T000000Z are not restored into it',
+      }),
+    );
   });
 });
