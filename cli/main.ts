@@ -16,7 +16,10 @@ const USAGE = `usage: lifeboat <command>
   backup delete NAME --confirm --local [--dir DIR] [--snapshot-region R] [--repository-key-file F]
   restore create NAME --from-backup B [--namespace-mappings a:b,…] [--include-namespaces …]
                       [--include-items kind/ns/name,…] [--existing-resource-policy none|update]
+                      [--volume-availability-zone Z] [--volume-kms-key-id K] [--volume-region R]
+                      [--volume-account-role-arn ARN [--volume-account-external-id ID]]
                       [--dry-run] --local [--dir DIR] [--kubeconfig FILE] [--context NAME]
+                      [--repository-key-file F]
   restore describe NAME --local [--dir DIR] [-o json|yaml]
 `;
 

@@ -1,6 +1,7 @@
 /**
  * `lifeboat restore create|describe`: a `velero.io/v1` Restore from flags, run with --local in this
- * process against the kubeconfig's cluster, reading the backup from --dir.
+ * process against the kubeconfig's cluster, reading the backup from --dir (and volume data from
+ * the data mover's repository there).
  */
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
@@ -9,6 +10,7 @@ import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js'
 import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
 import { restoreKeys } from '../shared/domain/storage-keys.js';
 import { csv, localStore, UsageError } from './flags.js';
+import { localRepository, repositoryKeyFile } from './local/local-data-mover.js';
 import { runLocalRestore } from './local/restore-runtime.js';
 
 export async function restoreCommand(
@@ -38,6 +40,13 @@ export async function restoreCommand(
         'resource-modifier-configmap': { type: 'string' },
         'dry-run': { type: 'boolean' },
         output: { type: 'string', short: 'o' },
+        // Lifeboat: where restored volumes go (docs/restore-volumes.md).
+        'volume-availability-zone': { type: 'string' },
+        'volume-kms-key-id': { type: 'string' },
+        'volume-region': { type: 'string' },
+        'volume-account-role-arn': { type: 'string' },
+        'volume-account-external-id': { type: 'string' },
+        'repository-key-file': { type: 'string' },
       },
     });
     const mappings = csv(values['namespace-mappings'])?.map((m) => {
@@ -70,6 +79,11 @@ export async function restoreCommand(
         preserveNodePorts: values['preserve-nodeports'],
         resourceModifier,
         dryRun: values['dry-run'],
+        volumeAvailabilityZone: values['volume-availability-zone'],
+        volumeKmsKeyId: values['volume-kms-key-id'],
+        volumeRegion: values['volume-region'],
+        volumeAccountRoleArn: values['volume-account-role-arn'],
+        volumeAccountExternalId: values['volume-account-external-id'],
       }).filter(([, v]) => v !== undefined),
     );
     const store = localStore(values);
@@ -87,6 +101,11 @@ export async function restoreCommand(
         {
           cluster,
           store,
+          // Volumes in the data mover's repository: the one in --dir, its key file outside it.
+          dataMover: {
+            repository: localRepository(store, repositoryKeyFile(values['repository-key-file'])),
+            ...(process.env.AWS_REGION ? { region: process.env.AWS_REGION } : {}),
+          },
           onPhase: (phase, t) =>
             io.err.write(
               `  ${phase}: ${t.created} created, ${t.updated} updated, ${t.skipped} skipped, ${t.failed} failed\n`,
