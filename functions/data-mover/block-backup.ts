@@ -21,7 +21,7 @@ import {
   mergeBlockRange,
   rangeOf,
 } from '../../shared/domain/block-map.js';
-import { ValidationFailed } from '../../shared/domain/errors.js';
+import { SnapshotManifestMissing, ValidationFailed } from '../../shared/domain/errors.js';
 import type {
   BlobId,
   BlockSource,
@@ -64,7 +64,7 @@ export interface BlockBackupCheckpoints {
 
 export interface BlockBackupResult {
   readonly manifest: SnapshotManifest & { readonly kind: 'block' };
-  /** False when there was no parent, or EBS could not compare against it. */
+  /** False when there was no parent (or it was deleted meanwhile), or EBS could not compare against it. */
   readonly incremental: boolean;
   /** This run alone (a resumed run reads only what the crashed one left). */
   readonly run: { readonly blocksRead: number; readonly bytesRead: number; readonly resumedAtBlock: number };
@@ -77,7 +77,7 @@ export interface BlockBackupOptions {
   readonly manifestId: string;
   readonly tags?: Readonly<Record<string, string>>;
   readonly source?: Omit<BlockSource, 'snapshotId'>;
-  /** A block-mode manifest of an earlier snapshot of the same volume. */
+  /** A block-mode manifest of an earlier snapshot of the same volume; when it is gone, a full read. */
   readonly parentManifestId?: string;
   /** GetSnapshotBlock calls in flight (default 32). */
   readonly concurrency?: number;
@@ -127,8 +127,15 @@ async function parentManifestOf(
   repository: Repository,
   id: string,
   signal: AbortSignal | undefined,
-): Promise<SnapshotManifest & { kind: 'block' }> {
-  const manifest = await repository.readManifest(id, signal ? { signal } : {});
+): Promise<(SnapshotManifest & { kind: 'block' }) | undefined> {
+  let manifest: SnapshotManifest;
+  try {
+    manifest = await repository.readManifest(id, signal ? { signal } : {});
+  } catch (error) {
+    // Deleted (`backup delete` and garbage collection) since the job was planned: a full read.
+    if (error instanceof SnapshotManifestMissing) return undefined;
+    throw error;
+  }
   if (manifest.kind !== 'block')
     throw new ValidationFailed([
       { path: 'parentManifestId', message: `manifest ${id} is not of block mode` },
@@ -157,9 +164,10 @@ async function backupWith(writer: RepositoryWriter, options: BlockBackupOptions)
   const parent = options.parentManifestId
     ? await parentManifestOf(repository, options.parentManifestId, signal)
     : undefined;
+  const parentManifestId = parent ? options.parentManifestId : undefined;
   const saved = await options.checkpoints?.load();
   const checkpoint =
-    saved && saved.snapshotId === snapshotId && saved.parentManifestId === options.parentManifestId
+    saved && saved.snapshotId === snapshotId && saved.parentManifestId === parentManifestId
       ? saved
       : undefined;
   const startRange = checkpoint?.nextRange ?? 0;
@@ -255,7 +263,7 @@ async function backupWith(writer: RepositoryWriter, options: BlockBackupOptions)
     await writer.flush({ signal: pool.signal });
     await options.checkpoints.save({
       snapshotId,
-      ...(options.parentManifestId ? { parentManifestId: options.parentManifestId } : {}),
+      ...(parentManifestId ? { parentManifestId } : {}),
       nextRange: finishedRanges,
       chunks: [...chunks],
       totalBytes,
@@ -322,7 +330,7 @@ async function backupWith(writer: RepositoryWriter, options: BlockBackupOptions)
     volumeSizeBytes,
     blockSizeBytes: EBS_BLOCK_SIZE,
     blockMap: chunks,
-    ...(incremental && options.parentManifestId ? { parent: options.parentManifestId } : {}),
+    ...(incremental && parentManifestId ? { parent: parentManifestId } : {}),
     stats: {
       totalBytes,
       bytesRead: (checkpoint?.bytesRead ?? 0) + bytesRead,

@@ -14,7 +14,7 @@
 import { constants } from 'node:fs';
 import { lstat, open, readdir, readlink } from 'node:fs/promises';
 import { type ChunkingParams, FILE_CHUNKING } from '../../shared/domain/content-chunker.js';
-import { LifeboatError } from '../../shared/domain/errors.js';
+import { LifeboatError, SnapshotManifestMissing } from '../../shared/domain/errors.js';
 import {
   type DirectoryAttributes,
   encodeTreeBlob,
@@ -324,12 +324,18 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
   if (!rootStats.isDirectory()) throw new LifeboatError(`cannot back up ${options.root}: not a directory`);
   let parentRoot: BlobId | undefined;
   if (options.parent) {
-    const parent = await repository.readManifest(options.parent, signal ? { signal } : {});
-    if (parent.kind !== 'file')
+    // Deleted (`backup delete` and garbage collection) since the job was planned: a full read.
+    const parent = await repository
+      .readManifest(options.parent, signal ? { signal } : {})
+      .catch((error: unknown) => {
+        if (error instanceof SnapshotManifestMissing) return undefined;
+        throw error;
+      });
+    if (parent && parent.kind !== 'file')
       throw new LifeboatError(
         `parent manifest ${options.parent} is a ${parent.kind} snapshot, not a file one`,
       );
-    parentRoot = parent.root;
+    if (parent?.kind === 'file') parentRoot = parent.root;
   }
 
   const writer = repository.writer();

@@ -3,7 +3,7 @@
  * size, mtime and ctime are unchanged takes its pieces from there unread. Reuse is safe only for
  * blobs the current writer sees stored (its lease then keeps garbage collection off them).
  */
-import { LifeboatError } from '../../shared/domain/errors.js';
+import { BlobMissing, LifeboatError } from '../../shared/domain/errors.js';
 import {
   CONTENT_LIST_FORMAT,
   type FileEntry,
@@ -32,8 +32,18 @@ export class ParentSnapshot {
     return this.options.repository.getBlob(id, signal ? { signal } : {});
   }
 
-  /** A directory's entries in the parent (all its pages), by name key. */
+  /** A directory's entries in the parent (all its pages), by name key; none when a page is gone. */
   async entries(tree: BlobId): Promise<Map<string, FileTreeEntry>> {
+    try {
+      return await this.pagesOf(tree);
+    } catch (error) {
+      // Collected since the parent manifest was read (it was deleted): this directory is read anew.
+      if (error instanceof BlobMissing) return new Map();
+      throw error;
+    }
+  }
+
+  private async pagesOf(tree: BlobId): Promise<Map<string, FileTreeEntry>> {
     const byName = new Map<string, FileTreeEntry>();
     const pages: BlobId[] = [tree];
     for (let i = 0; i < pages.length; i++) {
@@ -52,7 +62,12 @@ export class ParentSnapshot {
     const lists = entry.contentLists ?? [];
     if (!lists.every((id) => writer.has(id))) return false;
     for (const list of lists) {
-      const parsed = parseFileTreeBlob(await this.blob(list), list);
+      const data = await this.blob(list).catch((error: unknown) => {
+        if (error instanceof BlobMissing) return undefined;
+        throw error;
+      });
+      if (!data) return false;
+      const parsed = parseFileTreeBlob(data, list);
       if (parsed.format !== CONTENT_LIST_FORMAT) return false;
       if (!parsed.pieces.every((p) => writer.has(p[2]))) return false;
     }
