@@ -4,12 +4,13 @@
  * reports a stopped task, so Retry and Catch apply as deployed), and the repository: in the
  * backup directory itself (`plugins/lifeboat/repository/`, as in a bucket), its data key wrapped
  * by a local key file kept outside it (`--repository-key-file`, else
- * $LIFEBOAT_REPOSITORY_KEY_FILE, else ~/.config/lifeboat/repository.key, created on first use).
+ * $LIFEBOAT_REPOSITORY_KEY_FILE, else ~/.config/lifeboat/repository.key, created with the
+ * repository, never inside the backup directory).
  * Also the repository's garbage collection, as the data mover's `gc` job.
  */
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JsonValue } from '../../shared/adapters/local-state-machine.js';
 import type { RepositoryLocation } from '../../shared/contracts/data-mover-job.js';
@@ -66,7 +67,13 @@ export function repositoryKeyFile(flag: string | undefined): string {
 export function localRepository(store: ObjectStore, keyFile: string): RepositoryLocation {
   if (!store.location.startsWith('file://'))
     throw new LifeboatError(`the local data mover needs a directory store, not ${store.location}`);
-  return { directory: fileURLToPath(store.location), keyFile };
+  const directory = fileURLToPath(store.location);
+  const fromStore = relative(resolve(directory), resolve(keyFile));
+  if (fromStore === '' || (fromStore !== '..' && !fromStore.startsWith(`..${sep}`) && !isAbsolute(fromStore)))
+    throw new LifeboatError(
+      `--repository-key-file ${keyFile} is inside the backup directory ${directory}: keep the key apart from the data it protects`,
+    );
+  return { directory, keyFile };
 }
 
 /** Runs the repository's garbage collection as the data mover's `gc` job; its report. */

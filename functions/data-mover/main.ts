@@ -29,6 +29,7 @@ import {
 import { problemsOf } from '../../shared/contracts/kubernetes.js';
 import { DataMoverCancelled, ValidationFailed } from '../../shared/domain/errors.js';
 import { fileTreeChildren } from '../../shared/domain/file-tree.js';
+import { repositoryKeys } from '../../shared/domain/storage-keys.js';
 import { type DataMoverDeps, runDataMoverJob } from './data-mover.js';
 import { fileChunkingRecord } from './file-backup.js';
 import { detachedJobWork, storedJobWork } from './job-work.js';
@@ -130,6 +131,10 @@ function depsOf(options: {
           location.keyFile
             ? { keyFile: location.keyFile }
             : { kmsKeyId: location.kmsKeyId ?? '', region: region ?? '' },
+          // A key is made up only with the repository: an existing one needs its own key.
+          {
+            create: create === true && !(await store.exists(repositoryKeys.format, signal ? { signal } : {})),
+          },
         ),
         ...(create ? { create: { fileChunking: fileChunkingRecord } } : {}),
         fileTreeReferences: fileTreeChildren,

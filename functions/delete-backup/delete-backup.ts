@@ -13,7 +13,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { manifestIdsOfBackup } from '../../shared/domain/data-movement.js';
-import { LifeboatError } from '../../shared/domain/errors.js';
+import { BackupInProgress, LifeboatError } from '../../shared/domain/errors.js';
 import { backupKeys, repositoryKeyId, repositoryKeys } from '../../shared/domain/storage-keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { GcReport } from '../../shared/ports/repository.js';
@@ -59,6 +59,32 @@ const record = (v: unknown): Json =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 const EBS_SNAPSHOT = /^snap-[0-9a-f]+$/;
+/** Velero's phases of a backup still running (its deletion controller refuses those too). */
+const RUNNING_PHASES = new Set([
+  'New',
+  'InProgress',
+  'Finalizing',
+  'FinalizingPartiallyFailed',
+  'WaitingForPluginOperations',
+  'WaitingForPluginOperationsPartiallyFailed',
+]);
+
+/** The backup is still running: its claim is held and no `velero-backup.json` is written yet, or that says a running phase. */
+async function stillRunning(
+  store: ObjectStore,
+  name: string,
+  claimed: boolean,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const raw = await store.get(backupKeys(name).metadata, signal ? { signal } : {});
+  if (!raw) return claimed;
+  try {
+    const phase = record(record(JSON.parse(Buffer.from(raw).toString('utf8'))).status).phase;
+    return typeof phase === 'string' && RUNNING_PHASES.has(phase);
+  } catch {
+    return false;
+  }
+}
 
 /** The EBS snapshots and repository manifests the backup's volume files name. */
 async function namedData(
@@ -103,6 +129,8 @@ export async function deleteBackup(
   const claimed = await store.exists(keys.claim, withSignal);
   const empty = { snapshotsDeleted: [], manifestsDeleted: [], objectsDeleted: 0, errors: [] };
   if (objects.length === 0 && !claimed) return { name, found: false, deleted: false, ...empty };
+  // Nothing is deleted under a running backup: it would write its files back, or name deleted data.
+  if (await stillRunning(store, name, claimed, signal)) throw new BackupInProgress(name);
 
   const errors: string[] = [];
   const { snapshots, manifests } = await namedData(store, name, signal);

@@ -44,10 +44,12 @@ export function objectStoreAt(location: StoreLocation): ObjectStore {
   });
 }
 
+/** `create`: the repository is being created, so a missing local key file may be made up. */
 export async function repositoryKeyWrapper(
   keys: { readonly kmsKeyId: string; readonly region: string } | { readonly keyFile: string },
+  options: { create?: boolean } = {},
 ): Promise<KeyWrapper> {
-  if ('keyFile' in keys) return LocalKeyWrapper.fromFile(keys.keyFile);
+  if ('keyFile' in keys) return LocalKeyWrapper.fromFile(keys.keyFile, options);
   return new KmsKeyWrapper({
     client: new KMSClient({ region: keys.region, maxAttempts: 8 }),
     keyId: keys.kmsKeyId,

@@ -1,6 +1,7 @@
 /**
  * Envelope keys without KMS, for `lifeboat --local` (directory storage): a 256-bit key-encryption
- * key in a file of its own, outside the repository (created on first use, mode 0600), wraps the
+ * key in a file of its own, outside the repository (created, mode 0600, only with the repository
+ * it protects: opening an existing repository never makes up a key), wraps the
  * repository's data key with AES-256-GCM; the wrapping context is the associated data. Whoever
  * holds the key file (or a copy) can read the repository; the repository alone is not enough.
  * Never: the key file inside the store, the key in a message.
@@ -30,13 +31,20 @@ export class LocalKeyWrapper implements KeyWrapper {
     this.keyId = `sha256:${createHash('sha256').update(this.key).digest('hex').slice(0, 16)}`;
   }
 
-  /** The key in `path` (64 hex digits), created with a random key if the file does not exist. */
-  static async fromFile(path: string): Promise<LocalKeyWrapper> {
+  /**
+   * The key in `path` (64 hex digits). A missing file is created with a random key only with
+   * `create` (the repository is being created); otherwise it is an error naming the path.
+   */
+  static async fromFile(path: string, options: { create?: boolean } = {}): Promise<LocalKeyWrapper> {
     try {
       return new LocalKeyWrapper(LocalKeyWrapper.parse(path, await readFile(path, 'utf8')));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
+    if (!options.create)
+      throw new LifeboatError(
+        `the repository key file ${path} does not exist: give this repository's key file with --repository-key-file (or $LIFEBOAT_REPOSITORY_KEY_FILE)`,
+      );
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     try {
       // 'wx': two first runs at once cannot both create a key; the loser reads the winner's.

@@ -39,6 +39,14 @@ export class AlreadyExists extends LifeboatError {
   }
 }
 
+/** A backup that is still running cannot be deleted (Velero refuses the same). */
+export class BackupInProgress extends LifeboatError {
+  constructor(name: string) {
+    super(`backup ${name} is still in progress`);
+    this.name = 'BackupInProgress';
+  }
+}
+
 /** A transient failure (throttling, 429/5xx, SlowDown, network): the step may be retried. */
 export class RetryableError extends LifeboatError {
   override readonly retryable: boolean = true;

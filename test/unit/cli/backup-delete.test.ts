@@ -55,4 +55,14 @@ describe('lifeboat backup delete --local', () => {
     expect(await run('nightly', '--confirm')).toBe(1);
     expect(err.join('')).toContain('backup "nightly" not found');
   });
+
+  it('refuses a backup still in progress with a clean error, deleting nothing', async () => {
+    const store = new LocalDirectoryStore(dir);
+    await store.put(backupKeys('nightly').contents, 'tar');
+    await store.put(backupKeys('nightly').claim, '{}');
+    expect(await run('nightly', '--confirm')).toBe(1);
+    expect(err.join('')).toBe('lifeboat: backup nightly is still in progress\n');
+    expect(await store.exists(backupKeys('nightly').contents)).toBe(true);
+    expect(await store.exists(backupKeys('nightly').claim)).toBe(true);
+  });
 });

@@ -44,7 +44,7 @@ describe('runDataMoverJob', () => {
     openRepository: async ({ create, signal: s }) =>
       openRepository({
         store,
-        keys: await LocalKeyWrapper.fromFile(join(root, 'repository.key')),
+        keys: await LocalKeyWrapper.fromFile(join(root, 'repository.key'), { create: create === true }),
         ...(create ? { create: { fileChunking: fileChunkingRecord } } : {}),
         fileTreeReferences: fileTreeChildren,
         signal: s,

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { deleteBackup } from '../../../../functions/delete-backup/delete-backup.js';
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
-import { CloudRequestRefused } from '../../../../shared/domain/errors.js';
+import { BackupInProgress, CloudRequestRefused } from '../../../../shared/domain/errors.js';
 import { backupKeys, repositoryKeys } from '../../../../shared/domain/storage-keys.js';
 import type { SnapshotProgress, Snapshotter } from '../../../../shared/ports/snapshotter.js';
 
@@ -144,5 +144,43 @@ describe('deleting a backup', () => {
       objectsDeleted: 0,
       errors: [],
     });
+  });
+
+  it('refuses a backup still in progress (no velero-backup.json under its claim, or a running phase) and deletes nothing', async () => {
+    for (const metadata of [
+      undefined,
+      ...[
+        'New',
+        'InProgress',
+        'Finalizing',
+        'FinalizingPartiallyFailed',
+        'WaitingForPluginOperations',
+        'WaitingForPluginOperationsPartiallyFailed',
+      ].map((phase) => JSON.stringify({ metadata: { name: 'mon' }, status: { phase } })),
+    ]) {
+      const store = await storeWithBackups();
+      if (metadata === undefined) await store.delete(backupKeys('mon').metadata);
+      else await store.put(backupKeys('mon').metadata, metadata);
+      const before = await store.list('');
+      const snapshots = new FakeSnapshots({ mon: ['snap-01'] });
+      const deleting = deleteBackup({ name: 'mon' }, { store, snapshotter: asSnapshotter(snapshots) });
+      await expect(deleting).rejects.toBeInstanceOf(BackupInProgress);
+      await expect(deleting).rejects.toThrow('backup mon is still in progress');
+      expect(await store.list('')).toEqual(before);
+      expect(snapshots.deleted).toEqual([]);
+    }
+  });
+
+  it('deletes a finished backup whatever its final phase', async () => {
+    const store = await storeWithBackups();
+    await store.put(
+      backupKeys('mon').metadata,
+      JSON.stringify({ metadata: { name: 'mon' }, status: { phase: 'PartiallyFailed' } }),
+    );
+    const result = await deleteBackup(
+      { name: 'mon' },
+      { store, snapshotter: asSnapshotter(new FakeSnapshots({})) },
+    );
+    expect(result).toMatchObject({ deleted: true, objectsDeleted: 4 });
   });
 });
