@@ -81,18 +81,21 @@ export function grantEbsSnapshots(role: Role): void {
 /**
  * VolumeOperations deletes the EBS snapshot a data-moved volume kept as its incremental base once
  * a later backup of the volume moved its data (docs/backup-volumes.md): only snapshots a backup
- * took (tagged `velero.io/backup`) or the EBS CSI driver took for a VolumeSnapshot
- * (`CSIVolumeSnapshotName`).
+ * took (tagged `velero.io/backup`) or the EBS CSI driver took for a VolumeSnapshot a backup made
+ * (`CSIVolumeSnapshotName` `velero-*`). On the shared ClusterReaderRole, as VolumeOperations runs
+ * with it (it needs the role's cluster access).
  */
 export function grantIncrementalBaseDeletion(role: Role): void {
   const stack = Stack.of(role);
   const snapshots = stack.formatArn({ service: 'ec2', resource: 'snapshot', resourceName: '*', account: '' });
-  for (const tag of ['velero.io/backup', 'CSIVolumeSnapshotName'])
+  const conditions = [
+    { Null: { 'aws:ResourceTag/velero.io/backup': 'false' } },
+    // The driver tags with the VolumeSnapshot's name; a backup's are `velero-<pvc>-<hash>`
+    // (functions/backup-item-block/volume-snapshots.ts), not the cluster's other VolumeSnapshots.
+    { StringLike: { 'aws:ResourceTag/CSIVolumeSnapshotName': 'velero-*' } },
+  ];
+  for (const condition of conditions)
     role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: ['ec2:DeleteSnapshot'],
-        resources: [snapshots],
-        conditions: { Null: { [`aws:ResourceTag/${tag}`]: 'false' } },
-      }),
+      new PolicyStatement({ actions: ['ec2:DeleteSnapshot'], resources: [snapshots], conditions: condition }),
     );
 }

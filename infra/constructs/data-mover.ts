@@ -194,11 +194,19 @@ export class DataMover extends Construct {
           'kms:GenerateDataKeyWithoutPlaintext',
           'kms:ReEncryptFrom',
           'kms:ReEncryptTo',
-          'kms:CreateGrant',
           'kms:DescribeKey',
         ],
         resources: [stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*', region: '*' })],
         conditions: { StringLike: { 'kms:ViaService': ['ec2.*.amazonaws.com', 'ebs.*.amazonaws.com'] } },
+      },
+      {
+        // Grants only for the AWS resource (the snapshot or volume) EC2/EBS make with the key.
+        actions: ['kms:CreateGrant'],
+        resources: [stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*', region: '*' })],
+        conditions: {
+          StringLike: { 'kms:ViaService': ['ec2.*.amazonaws.com', 'ebs.*.amazonaws.com'] },
+          Bool: { 'kms:GrantIsForAWSResource': 'true' },
+        },
       },
     ];
     for (const s of statements) this.taskRole.addToPolicy(new PolicyStatement(s));

@@ -75,13 +75,13 @@ describe('the data mover in the workflows', () => {
     expect(JSON.stringify(statements)).not.toContain(JSON.stringify(key));
   });
 
-  it('lets VolumeOperations delete only snapshots a backup or the EBS CSI driver took', () => {
+  it('lets VolumeOperations delete only snapshots a backup took, or the EBS CSI driver took for a backup’s VolumeSnapshot', () => {
     const statements = statementsOfRole(template, 'ClusterReaderRole').filter((s) =>
       actionsOf(s).includes('ec2:DeleteSnapshot'),
     );
     expect(statements.map((s) => s.Condition)).toEqual([
       { Null: { 'aws:ResourceTag/velero.io/backup': 'false' } },
-      { Null: { 'aws:ResourceTag/CSIVolumeSnapshotName': 'false' } },
+      { StringLike: { 'aws:ResourceTag/CSIVolumeSnapshotName': 'velero-*' } },
     ]);
   });
 

@@ -118,6 +118,14 @@ describe('the data mover in the Lifeboat stack', () => {
       expect(Object.keys(s.Condition?.StringEquals ?? s.Condition?.StringLike ?? {})).toEqual([
         'kms:ViaService',
       ]);
+    // Grants only for the snapshots and volumes EC2/EBS make with the key.
+    const grants = statements.filter((s) => actionsOf(s).includes('kms:CreateGrant'));
+    expect(grants).toHaveLength(1);
+    expect(actionsOf(grants[0] as Statement)).toEqual(['kms:CreateGrant']);
+    expect(grants[0]?.Condition).toEqual({
+      StringLike: { 'kms:ViaService': ['ec2.*.amazonaws.com', 'ebs.*.amazonaws.com'] },
+      Bool: { 'kms:GrantIsForAWSResource': 'true' },
+    });
   });
 
   it('reads snapshots with the EBS direct APIs, and writes snapshots and volumes only with the velero.io/restore tag', () => {
