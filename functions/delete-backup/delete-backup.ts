@@ -69,15 +69,20 @@ const RUNNING_PHASES = new Set([
   'WaitingForPluginOperationsPartiallyFailed',
 ]);
 
-/** The backup is still running: its claim is held and no `velero-backup.json` is written yet, or that says a running phase. */
+/**
+ * The backup is still running: its claim is held and no `velero-backup.json` is written yet (and no
+ * deletion started), or that file says a running phase.
+ */
 async function stillRunning(
   store: ObjectStore,
   name: string,
   claimed: boolean,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  const raw = await store.get(backupKeys(name).metadata, signal ? { signal } : {});
-  if (!raw) return claimed;
+  const keys = backupKeys(name);
+  const raw = await store.get(keys.metadata, signal ? { signal } : {});
+  // A claim without velero-backup.json is a run not finished, or a deletion stopped midway.
+  if (!raw) return claimed && !(await store.exists(keys.deletion, signal ? { signal } : {}));
   try {
     const phase = record(record(JSON.parse(Buffer.from(raw).toString('utf8'))).status).phase;
     return typeof phase === 'string' && RUNNING_PHASES.has(phase);
@@ -131,6 +136,10 @@ export async function deleteBackup(
   if (objects.length === 0 && !claimed) return { name, found: false, deleted: false, ...empty };
   // Nothing is deleted under a running backup: it would write its files back, or name deleted data.
   if (await stillRunning(store, name, claimed, signal)) throw new BackupInProgress(name);
+  await store.put(keys.deletion, JSON.stringify({ name, startedAt: new Date().toISOString() }), {
+    contentType: 'application/json',
+    ...withSignal,
+  });
 
   const errors: string[] = [];
   const { snapshots, manifests } = await namedData(store, name, signal);
@@ -177,6 +186,7 @@ export async function deleteBackup(
       objectsDeleted++;
     }
     if (claimed) await store.delete(keys.claim, withSignal);
+    await store.delete(keys.deletion, withSignal);
   }
   const hasRepository = await store.exists(repositoryKeys.format, withSignal);
   const gc = deps.collectGarbage && hasRepository ? await deps.collectGarbage() : undefined;

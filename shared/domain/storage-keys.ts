@@ -22,6 +22,11 @@ export const backupKeys = (name: string) => {
     podVolumeBackups: `${dir}${name}-podvolumebackups.json.gz`,
     /** Held from validation on, so two runs can never write the same backup. Never expires. */
     claim: `${LIFEBOAT}/claims/backups/${name}.json`,
+    /**
+     * Written when a deletion starts, removed with the claim: a deletion stopped after
+     * `velero-backup.json` went can be run again (the claim alone means a backup still running).
+     */
+    deletion: `${LIFEBOAT}/deletions/backups/${name}.json`,
   };
 };
 

@@ -171,6 +171,20 @@ describe('deleting a backup', () => {
     }
   });
 
+  it('finishes a deletion stopped after velero-backup.json went, and frees the name', async () => {
+    const store = await storeWithBackups();
+    const keys = backupKeys('mon');
+    const snapshots = new FakeSnapshots({ mon: ['snap-01'] });
+    // The first run stopped right after velero-backup.json: its marker is there, the claim too.
+    await store.put(keys.deletion, '{}');
+    await store.delete(keys.metadata);
+    const result = await deleteBackup({ name: 'mon' }, { store, snapshotter: asSnapshotter(snapshots) });
+    expect(result).toMatchObject({ found: true, deleted: true, objectsDeleted: 3 });
+    expect(await store.exists(keys.claim)).toBe(false);
+    expect(await store.exists(keys.deletion)).toBe(false);
+    expect(await store.list(keys.dir)).toEqual([]);
+  });
+
   it('deletes a finished backup whatever its final phase', async () => {
     const store = await storeWithBackups();
     await store.put(
