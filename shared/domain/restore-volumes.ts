@@ -135,16 +135,43 @@ export function persistentVolumeAction(options: {
 }
 
 /** A volume whose snapshot data was moved: restored from the repository, as a native one is placed. */
-function movedDataAction(options: {
-  pv: PvRestoreFacts;
-  info: BackupVolumeInfo;
-  restorePVs?: boolean | null;
-  namespaceMapping?: Readonly<Record<string, string>>;
-  exists: boolean;
-  availabilityZone?: string;
-  cloneName: () => string;
-}): PersistentVolumeAction {
-  const { pv, info, exists } = options;
+interface VolumeActionOptions {
+  readonly pv: PvRestoreFacts;
+  readonly info: BackupVolumeInfo;
+  readonly restorePVs?: boolean | null;
+  readonly namespaceMapping?: Readonly<Record<string, string>>;
+  readonly exists: boolean;
+  readonly availabilityZone?: string;
+  readonly cloneName: () => string;
+}
+
+/**
+ * Where a volume with data to restore goes before any volume is made: kept as it is in the
+ * cluster, restored unchanged (restorePVs false), or on, possibly under a clone name.
+ */
+function placement(
+  options: VolumeActionOptions & { notRestored: string },
+): { settled: PersistentVolumeAction } | { rename: { rename?: string } } {
+  const { pv, exists } = options;
+  // Velero shouldRenamePV: the claim's namespace is mapped and the PV exists in the cluster.
+  const mapped =
+    pv.claimNamespace !== undefined && options.namespaceMapping?.[pv.claimNamespace] !== undefined;
+  const rename = mapped && exists ? { rename: options.cloneName() } : {};
+  // Velero: an existing PV is kept (no orphaned volume, GH #609), unless it is renamed.
+  if (exists && !mapped)
+    return {
+      settled: { action: 'restore', reason: 'it already exists in the cluster: no volume is created' },
+    };
+  // Velero's pvRestorer returns the PV unchanged: restored pointing at the backed-up volume.
+  if (options.restorePVs === false)
+    return {
+      settled: { action: 'restore', reason: `restorePVs is false: ${options.notRestored}`, ...rename },
+    };
+  return { rename };
+}
+
+function movedDataAction(options: VolumeActionOptions): PersistentVolumeAction {
+  const { pv, info } = options;
   const moved = info.snapshotDataMovementInfo;
   if (!moved || !movedByLifeboat(info))
     return {
@@ -157,17 +184,9 @@ function movedDataAction(options: {
       action: 'fail',
       reason: `its data movement did not complete (phase ${moved.Phase || 'unknown'}): there is no data to restore`,
     };
-  const mapped =
-    pv.claimNamespace !== undefined && options.namespaceMapping?.[pv.claimNamespace] !== undefined;
-  const rename = mapped && exists ? { rename: options.cloneName() } : {};
-  if (exists && !mapped)
-    return { action: 'restore', reason: 'it already exists in the cluster: no volume is created' };
-  if (options.restorePVs === false)
-    return {
-      action: 'restore',
-      reason: 'restorePVs is false: no volume is restored from the repository',
-      ...rename,
-    };
+  const placed = placement({ ...options, notRestored: 'no volume is restored from the repository' });
+  if ('settled' in placed) return placed.settled;
+  const { rename } = placed;
   if (!pv.ebs) return { action: 'fail', reason: 'it is neither an EBS CSI nor an in-tree EBS volume' };
   const native = info.nativeSnapshotInfo;
   const recorded = native?.volumeAZ || pv.zone || '';
@@ -198,30 +217,11 @@ function movedDataAction(options: {
   };
 }
 
-function nativeSnapshotAction(options: {
-  pv: PvRestoreFacts;
-  info: BackupVolumeInfo;
-  restorePVs?: boolean | null;
-  namespaceMapping?: Readonly<Record<string, string>>;
-  exists: boolean;
-  availabilityZone?: string;
-  cloneName: () => string;
-}): PersistentVolumeAction {
-  const { pv, info, exists } = options;
-  // Velero shouldRenamePV: the claim's namespace is mapped and the PV exists in the cluster.
-  const mapped =
-    pv.claimNamespace !== undefined && options.namespaceMapping?.[pv.claimNamespace] !== undefined;
-  const rename = mapped && exists ? { rename: options.cloneName() } : {};
-  // Velero: an existing PV is kept (no orphaned volume, GH #609), unless it is renamed.
-  if (exists && !mapped)
-    return { action: 'restore', reason: 'it already exists in the cluster: no volume is created' };
-  // Velero's pvRestorer returns the PV unchanged: restored pointing at the backed-up volume.
-  if (options.restorePVs === false)
-    return {
-      action: 'restore',
-      reason: 'restorePVs is false: no volume is created from its snapshot',
-      ...rename,
-    };
+function nativeSnapshotAction(options: VolumeActionOptions): PersistentVolumeAction {
+  const { pv, info } = options;
+  const placed = placement({ ...options, notRestored: 'no volume is created from its snapshot' });
+  if ('settled' in placed) return placed.settled;
+  const { rename } = placed;
   const snapshot = info.nativeSnapshotInfo;
   if (!snapshot?.snapshotHandle) return { action: 'fail', reason: 'its native snapshot has no snapshot id' };
   if (!pv.ebs) return { action: 'fail', reason: 'it is neither an EBS CSI nor an in-tree EBS volume' };
