@@ -52,6 +52,34 @@ export interface PodHooksContext {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * One invocation's time for pod hooks: a hook starts only if its exec timeout ends before the
+ * invocation must return (`maxRunMs`); once one could not, the invocation stops polling and
+ * comes back at once for more time.
+ */
+export interface InvocationBudget {
+  readonly elapsed: () => number;
+  readonly maxExecMs: number;
+  readonly canStart: (timeoutMs: number) => boolean;
+  readonly outOfTime: () => boolean;
+}
+
+export function invocationBudget(maxRunMs: number): InvocationBudget {
+  const begun = performance.now();
+  const elapsed = (): number => performance.now() - begun;
+  let outOfTime = false;
+  return {
+    elapsed,
+    maxExecMs: Math.floor(maxRunMs * 0.9),
+    canStart: (timeoutMs) => {
+      const fits = elapsed() + timeoutMs <= maxRunMs;
+      if (!fits) outOfTime = true;
+      return fits;
+    },
+    outOfTime: () => outOfTime,
+  };
+}
+
 /** A pod's hooks while an invocation works on them. */
 export interface PodHooksState {
   readonly record: PodHooksRecord;

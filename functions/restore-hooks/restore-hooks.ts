@@ -28,7 +28,13 @@ import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import { podOfKey } from './pod-hook-records.js';
-import { advancePodHooks, freshState, type PodHooksContext, type PodHooksState } from './pod-hooks.js';
+import {
+  advancePodHooks,
+  freshState,
+  invocationBudget,
+  type PodHooksContext,
+  type PodHooksState,
+} from './pod-hooks.js';
 
 export interface RestoreHooksDeps {
   readonly store: ObjectStore;
@@ -97,9 +103,8 @@ export async function restoreHooks(
   deps: RestoreHooksDeps,
 ): Promise<RestoreHooksProgress> {
   const { run } = input;
-  const begun = performance.now();
-  const elapsed = (): number => performance.now() - begun;
-  const maxRunMs = deps.maxRunMs ?? 14 * 60_000;
+  const budget = invocationBudget(deps.maxRunMs ?? 14 * 60_000);
+  const { elapsed } = budget;
   const pollMs = deps.pollMs ?? 60_000;
   const pollIntervalMs = deps.pollIntervalMs ?? 1_000;
   const pods = await podsWithHooks(deps.store, run);
@@ -116,8 +121,6 @@ export async function restoreHooks(
     pendingIds.map((id) => load(() => loadState({ store: deps.store, run, id, clock: deps.clock }))),
   );
 
-  // A hook starts only if its exec timeout ends before the invocation must return.
-  let outOfTime = false;
   const ctx: PodHooksContext = {
     run,
     store: deps.store,
@@ -125,19 +128,15 @@ export async function restoreHooks(
     ...(deps.podExec ? { podExec: deps.podExec } : {}),
     clock: deps.clock,
     restoreWaitLimitMs: limitFromSpec && limitFromSpec > 0 ? limitFromSpec : DEFAULT_HOOK_WAIT_LIMIT_MS,
-    maxExecMs: Math.floor(maxRunMs * 0.9),
-    canStart: (timeoutMs) => {
-      const fits = elapsed() + timeoutMs <= maxRunMs;
-      if (!fits) outOfTime = true;
-      return fits;
-    },
+    maxExecMs: budget.maxExecMs,
+    canStart: budget.canStart,
     ...(deps.signal ? { signal: deps.signal } : {}),
   };
   const limit = pLimit(deps.concurrency ?? 8);
   for (;;) {
     await Promise.all(states.filter((s) => !s.done).map((s) => limit(() => advancePodHooks(s, ctx))));
     const waiting = states.filter((s) => !s.done).length;
-    if (waiting === 0 || outOfTime || elapsed() + pollIntervalMs > pollMs) break;
+    if (waiting === 0 || budget.outOfTime() || elapsed() + pollIntervalMs > pollMs) break;
     await new Promise((resolve) => setTimeout(resolve, pollIntervalMs));
     if (deps.signal?.aborted) break;
   }
@@ -145,7 +144,7 @@ export async function restoreHooks(
   return {
     pending,
     // Out of time with hooks ready to run: the next invocation starts them at once.
-    waitSeconds: pending === 0 || outOfTime ? 0 : (deps.waitSeconds ?? 10),
+    waitSeconds: pending === 0 || budget.outOfTime() ? 0 : (deps.waitSeconds ?? 10),
     settled: pods.done.size + states.filter((s) => s.done).length,
   };
 }

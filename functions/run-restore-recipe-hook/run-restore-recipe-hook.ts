@@ -34,7 +34,12 @@ import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import { readStoredRecipe } from '../recipe-reference.js';
-import { advancePodHooks, type PodHooksContext, type PodHooksState } from '../restore-hooks/pod-hooks.js';
+import {
+  advancePodHooks,
+  invocationBudget,
+  type PodHooksContext,
+  type PodHooksState,
+} from '../restore-hooks/pod-hooks.js';
 import { DEFAULT_HOOK_WAIT_LIMIT_MS } from '../restore-hooks/restore-hooks.js';
 import { listPods } from '../run-recipe-hook/run-recipe-hook.js';
 
@@ -84,9 +89,8 @@ export async function runRestoreRecipeHook(
   const work = restoreWorkKeys(run);
   const earlier = await readJson(deps.store, work.recipeHookResult(step.index));
   if (earlier) return verdict(restoreRecipeHookResult.parse(earlier));
-  const begun = performance.now();
-  const elapsed = (): number => performance.now() - begun;
-  const maxRunMs = deps.maxRunMs ?? 14 * 60_000;
+  const budget = invocationBudget(deps.maxRunMs ?? 14 * 60_000);
+  const { elapsed } = budget;
   const pollMs = deps.pollMs ?? 60_000;
   const pollIntervalMs = deps.pollIntervalMs ?? 1_000;
   const signal = deps.signal ? { signal: deps.signal } : {};
@@ -188,7 +192,6 @@ export async function runRestoreRecipeHook(
 
   // Each pod's commands, once its container runs (the restore exec hooks' rules).
   const itemOperationMs = spec.itemOperationTimeout ? parseDuration(spec.itemOperationTimeout) : undefined;
-  let outOfTime = false;
   const ctx: PodHooksContext = {
     run,
     store: deps.store,
@@ -196,12 +199,8 @@ export async function runRestoreRecipeHook(
     ...(deps.podExec ? { podExec: deps.podExec } : {}),
     clock: deps.clock,
     restoreWaitLimitMs: itemOperationMs && itemOperationMs > 0 ? itemOperationMs : DEFAULT_HOOK_WAIT_LIMIT_MS,
-    maxExecMs: Math.floor(maxRunMs * 0.9),
-    canStart: (timeoutMs) => {
-      const fits = elapsed() + timeoutMs <= maxRunMs;
-      if (!fits) outOfTime = true;
-      return fits;
-    },
+    maxExecMs: budget.maxExecMs,
+    canStart: budget.canStart,
     keys: {
       progress: (ns, name) => work.recipeHookPodProgress(step.index, ns, name),
       done: (ns, name) => work.recipeHookPodDone(step.index, ns, name),
@@ -227,7 +226,7 @@ export async function runRestoreRecipeHook(
     for (const s of states.filter((p) => !p.done)) await advancePodHooks(s, ctx);
     if (
       states.every((s) => s.done) ||
-      outOfTime ||
+      budget.outOfTime() ||
       elapsed() + pollIntervalMs > pollMs ||
       deps.signal?.aborted
     )
@@ -235,7 +234,12 @@ export async function runRestoreRecipeHook(
     await new Promise((resolve) => setTimeout(resolve, pollIntervalMs));
   }
   if (!states.every((s) => s.done))
-    return { done: false, waitSeconds: outOfTime ? 0 : (deps.waitSeconds ?? 10), attempted: 0, failed: 0 };
+    return {
+      done: false,
+      waitSeconds: budget.outOfTime() ? 0 : (deps.waitSeconds ?? 10),
+      attempted: 0,
+      failed: 0,
+    };
   const pods = states.map((s) => s.outcome);
   const failed = pods.some((p) => p.runs.some((r) => r.status === 'failed'));
   const stops = failed && hook.onError === 'Fail';
