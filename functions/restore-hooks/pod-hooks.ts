@@ -80,6 +80,26 @@ export function invocationBudget(maxRunMs: number): InvocationBudget {
   };
 }
 
+/** The fields of a restore exec hook's log line, as Velero's restore log names them. */
+function hookLogFields(options: {
+  ctx: PodHooksContext;
+  state: PodHooksState;
+  slot: HookSlot;
+}): Record<string, string> {
+  const { ctx, state, slot } = options;
+  return {
+    restore: ctx.run.name,
+    resource: 'pods',
+    namespace: state.record.namespace,
+    name: state.record.name,
+    hookName: slot.hook.hookName,
+    hookSource: slot.hook.source,
+    hookType: 'exec',
+    hookPhase: 'post',
+    hookContainer: slot.container,
+  };
+}
+
 /** A pod's hooks while an invocation works on them. */
 export interface PodHooksState {
   readonly record: PodHooksRecord;
@@ -159,17 +179,7 @@ export async function advancePodHooks(
         time,
         level: 'error',
         msg: failure.message,
-        fields: {
-          restore: ctx.run.name,
-          resource: 'pods',
-          namespace,
-          name,
-          hookName: slot.hook.hookName,
-          hookSource: slot.hook.source,
-          hookType: 'exec',
-          hookPhase: 'post',
-          hookContainer: slot.container,
-        },
+        fields: hookLogFields({ ctx, state, slot }),
       });
       // Velero: an expired hook with onError Fail cancels the pod's watch too.
       if (failure.kind === 'expired' && slot.hook.onError === 'Fail') state.outcome.stopped = true;
@@ -273,17 +283,7 @@ async function runHook(options: {
       time,
       level: 'error',
       msg: expired.message,
-      fields: {
-        restore: ctx.run.name,
-        resource: 'pods',
-        namespace,
-        name,
-        hookName: slot.hook.hookName,
-        hookSource: slot.hook.source,
-        hookType: 'exec',
-        hookPhase: 'post',
-        hookContainer: slot.container,
-      },
+      fields: hookLogFields({ ctx, state, slot }),
     });
   state.outcome.runs.push({
     container: slot.container,
