@@ -16,6 +16,7 @@ const [mode, kubeconfig, arg] = process.argv.slice(2);
 if (!kubeconfig || !arg) throw new Error('usage: backup-run.ts list|backup KUBECONFIG ARG');
 const cluster = await clusterFromKubeconfig({ path: kubeconfig });
 const started = performance.now();
+const cpuBefore = process.cpuUsage();
 let objects = 0;
 if (mode === 'list') {
   // The same objects the backup selects: every resource type it lists (its collection order,
@@ -57,6 +58,8 @@ if (mode === 'list') {
   await rm(dir, { recursive: true, force: true });
 }
 const ms = performance.now() - started;
+const cpu = process.cpuUsage(cpuBefore);
+const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
 process.stdout.write(
-  `${JSON.stringify({ mode, objects, ms, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
+  `${JSON.stringify({ mode, objects, ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
 );
