@@ -52,6 +52,12 @@ export interface RepositoryWriter {
 export interface RepositoryReader {
   /** The blob's plaintext; its hash is checked (BlobCorrupt), a missing blob is BlobMissing. */
   getBlob(id: BlobId, options?: { signal?: AbortSignal }): Promise<Uint8Array>;
+  /**
+   * Several blobs' plaintexts, in the order asked, each checked as getBlob checks it. Blobs stored
+   * near each other in one pack come with one ranged read (a restore reads a volume's blocks in
+   * order, and a backup wrote them in order), so a restore makes far fewer requests than blobs.
+   */
+  getBlobs(ids: readonly BlobId[], options?: { signal?: AbortSignal }): Promise<Uint8Array[]>;
 }
 
 /** Where a block-mode snapshot's data came from; free-form facts kept for restore and describe. */

@@ -137,6 +137,23 @@ export async function openRecord(options: {
   return plain;
 }
 
+/** Bytes [offset, offset + length) of a pack; undefined when the pack is gone. */
+export async function readRange(options: {
+  store: ObjectStore;
+  packId: string;
+  offset: number;
+  length: number;
+  signal?: AbortSignal | undefined;
+}): Promise<Uint8Array | undefined> {
+  return range({
+    store: options.store,
+    key: repositoryKeys.pack(options.packId),
+    offset: options.offset,
+    length: options.length,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
+
 export async function readRecord(options: {
   store: ObjectStore;
   packId: string;

@@ -49,6 +49,58 @@ describe('the pack repository over a local directory', () => {
     expect(writes[0]?.storedBytes).toBe(16 * KiB + 28);
   });
 
+  it('getBlobs reads blobs side by side in a pack with one request, in the order asked', async () => {
+    const { store: inner } = await tempStore();
+    const repo = await openRepository({
+      store: inner,
+      keys: key(),
+      create: { packTargetBytes: 256 * KiB },
+    });
+    const writer = repo.writer();
+    const blobs = Array.from({ length: 24 }, (_, i) =>
+      i % 3 === 0 ? randomBytes(32 * KiB) : new Uint8Array(32 * KiB).fill(i),
+    );
+    const ids: string[] = [];
+    for (const b of blobs) ids.push((await writer.putBlob(b)).id);
+    await writer.flush();
+    await writer.close();
+    const packs = (await inner.list(repositoryKeys.packsDir)).length;
+    expect(packs).toBeGreaterThan(1);
+
+    const store = new RecordingStore(inner);
+    const reader = await openRepository({ store, keys: key() });
+    // In write order: one request per pack.
+    const all = await reader.getBlobs(ids);
+    expect(all.map(digest)).toEqual(blobs.map(digest));
+    expect(store.packRangeReads).toHaveLength(packs);
+
+    // Any order, one id twice: the answer follows the question.
+    const asked = [ids[5], ids[0], ids[23], ids[5], ids[12]].map((id) => id ?? '');
+    const answer = await reader.getBlobs(asked);
+    expect(answer.map(digest)).toEqual([5, 0, 23, 5, 12].map((i) => digest(blobs[i] ?? new Uint8Array())));
+
+    await expect(reader.getBlobs([ids[1] ?? '', 'ab'.repeat(32)])).rejects.toBeInstanceOf(BlobMissing);
+    expect(await reader.getBlobs([])).toEqual([]);
+  });
+
+  it('getBlobs refuses a corrupt blob among good ones', async () => {
+    const { store, root } = await tempStore();
+    const repo = await openRepository({ store, keys: key() });
+    const writer = repo.writer();
+    const good = await writer.putBlob(randomBytes(4 * KiB));
+    const bad = await writer.putBlob(randomBytes(4 * KiB));
+    await writer.flush();
+    await writer.close();
+    const [packKey] = await store.list(repositoryKeys.packsDir);
+    const path = join(root, packKey ?? '');
+    const bytes = await readFile(path);
+    // The second record is the pack's last 4 KiB + 28 bytes.
+    bytes[bytes.length - 2 * KiB] = (bytes[bytes.length - 2 * KiB] ?? 0) ^ 0x01;
+    await writeFile(path, bytes);
+    await expect(repo.getBlobs([good.id, bad.id])).rejects.toBeInstanceOf(BlobCorrupt);
+    expect((await repo.getBlobs([good.id]))[0]?.length).toBe(4 * KiB);
+  });
+
   it('deduplicates within a writer and across writers and opens', async () => {
     const { store: inner } = await tempStore();
     const store = new RecordingStore(inner);

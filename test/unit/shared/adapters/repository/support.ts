@@ -66,11 +66,14 @@ export class RecordingStore implements ObjectStore {
   getStream(k: string, options?: { signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array> | undefined> {
     return this.inner.getStream(k, options);
   }
+  /** Ranged reads of packs, each with the bytes asked for. */
+  readonly packRangeReads: number[] = [];
   getRange(
     k: string,
     range: { offset: number; length: number },
     options?: { signal?: AbortSignal },
   ): Promise<Uint8Array | undefined> {
+    if (k.startsWith(repositoryKeys.packsDir)) this.packRangeReads.push(range.length);
     return this.inner.getRange?.(k, range, options) ?? Promise.resolve(undefined);
   }
   exists(k: string, options?: { signal?: AbortSignal }): Promise<boolean> {
