@@ -8,8 +8,6 @@
  * redelivered message rewrites the same fragment and result (its hooks run again, as in Velero).
  * A problem with one item becomes an error in the result, never a failed block.
  */
-import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
 import type { ItemBlockMessage, MessageResult } from '../../shared/contracts/backup-run.js';
 import { type LogEvent, logTextOf } from '../../shared/domain/backup-log.js';
 import { formatDuration } from '../../shared/domain/duration.js';
@@ -21,11 +19,8 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import { completeIfDone } from '../backup-completion.js';
-import { backUpBlock, emptyOutput, hookSettingsLoader, outputResult } from './item-block.js';
+import { backUpBlock, emptyOutput, gzipFast, hookSettingsLoader, outputResult } from './item-block.js';
 import type { BlockVolumesDeps } from './volumes.js';
-
-// Compression runs on libuv's thread pool, beside the event loop, not on it.
-const gzip = promisify(gzipCallback);
 
 /**
  * How long the hooks of one message may run in a worker before its blocks go to a long hook
@@ -118,7 +113,7 @@ async function writeResult(options: {
   const { message, result, deps } = options;
   const work = backupWorkKeys(message.backup);
   try {
-    await deps.store.put(work.messageResult(message.messageId), await gzip(JSON.stringify(result)), {
+    await deps.store.put(work.messageResult(message.messageId), await gzipFast(JSON.stringify(result)), {
       contentType: 'application/gzip',
       ...(options.onlyIfAbsent ? { ifNoneMatch: true } : {}),
     });
