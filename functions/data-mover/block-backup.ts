@@ -285,7 +285,7 @@ async function backupWith(writer: RepositoryWriter, options: BlockBackupOptions)
       } else {
         range.pending++;
         await pool.run(async (taskSignal) => {
-          const data = await blocks.getSnapshotBlock({
+          const { data, sha256 } = await blocks.getSnapshotBlock({
             snapshotId,
             blockIndex: index,
             blockToken: token,
@@ -293,7 +293,10 @@ async function backupWith(writer: RepositoryWriter, options: BlockBackupOptions)
           });
           blocksRead++;
           bytesRead += data.length;
-          const blobId = isAllZero(data) ? null : (await writer.putBlob(data, { signal: taskSignal })).id;
+          // The SHA-256 checked against EBS's checksum gives the blob id: the block is hashed once.
+          const blobId = isAllZero(data)
+            ? null
+            : (await writer.putBlob(data, { signal: taskSignal, sha256 })).id;
           range.changes.push({ index, blobId });
           range.pending--;
           blocksDone++;

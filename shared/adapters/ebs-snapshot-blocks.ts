@@ -25,6 +25,7 @@ import type {
   BlockPage,
   ChangedBlockRef,
   EbsSnapshotStatus,
+  SnapshotBlockData,
   SnapshotBlockRef,
   SnapshotBlocks,
   StartedSnapshot,
@@ -189,7 +190,7 @@ export class EbsSnapshotBlocks implements SnapshotBlocks {
     blockIndex: number;
     blockToken: string;
     signal?: AbortSignal;
-  }): Promise<Uint8Array> {
+  }): Promise<SnapshotBlockData> {
     const { snapshotId, blockIndex, signal } = options;
     const what = `GetSnapshotBlock ${snapshotId} #${blockIndex}`;
     return this.retried(what, signal, async () => {
@@ -209,9 +210,10 @@ export class EbsSnapshotBlocks implements SnapshotBlocks {
         throw new CloudRequestRefused(`${what}: the answer carries no SHA-256 checksum`, {
           code: 'MissingChecksum',
         });
-      if (sha256Base64(data) !== res.Checksum)
+      const sha256 = createHash('sha256').update(data).digest();
+      if (sha256.toString('base64') !== res.Checksum)
         throw new RetryableError(`${what}: the data does not match its SHA-256 checksum`);
-      return data;
+      return { data, sha256 };
     });
   }
 

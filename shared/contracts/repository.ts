@@ -34,7 +34,7 @@ export const repositoryFormatSchema = z.strictObject({
   formatVersion: z.literal(REPOSITORY_FORMAT_VERSION),
   repositoryId: hex32,
   createdAt: z.string(),
-  blobId: z.literal('HMAC-SHA256'),
+  blobId: z.literal('HMAC-SHA256(SHA-256)'),
   keyDerivation: z.literal('HKDF-SHA256'),
   encryption: z.literal('AES-256-GCM'),
   compression: z.literal('deflate-raw'),

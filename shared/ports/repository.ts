@@ -38,7 +38,17 @@ export interface RepositoryWriter {
    * Stores data unless a blob with its id exists. Blobs are gathered into packs; memory stays
    * bounded by the pack size and the upload concurrency, whatever the volume's size.
    */
-  putBlob(data: Uint8Array, options?: { signal?: AbortSignal }): Promise<BlobWrite>;
+  putBlob(
+    data: Uint8Array,
+    options?: {
+      signal?: AbortSignal;
+      /**
+       * The data's SHA-256, when the caller computed it from these very bytes (block mode: while
+       * checking the checksum EBS sends): the id is derived from it, and the data not hashed again.
+       */
+      sha256?: Uint8Array;
+    },
+  ): Promise<BlobWrite>;
   /** Uploads open packs and their index entries: every blob put so far is durable afterwards. */
   flush(options?: { signal?: AbortSignal }): Promise<void>;
   stats(): WriteStats;

@@ -13,6 +13,12 @@
 /** AWS: a snapshot's blocks are 512 KiB, always. */
 export const EBS_BLOCK_SIZE = 524_288;
 
+/** A block read: its bytes and their SHA-256, computed from those bytes and equal to AWS's checksum. */
+export interface SnapshotBlockData {
+  readonly data: Uint8Array;
+  readonly sha256: Uint8Array;
+}
+
 export interface SnapshotBlockRef {
   readonly index: number;
   /** Needed to read the block; valid for 7 days (AWS). */
@@ -67,7 +73,7 @@ export interface SnapshotBlocks {
     blockIndex: number;
     blockToken: string;
     signal?: AbortSignal;
-  }): Promise<Uint8Array>;
+  }): Promise<SnapshotBlockData>;
   /**
    * A new pending snapshot to write blocks into. `clientToken` makes it idempotent: the same
    * token (with the same parameters) returns the snapshot the first call started.

@@ -92,7 +92,7 @@ export async function openFormat(options: {
     formatVersion: REPOSITORY_FORMAT_VERSION,
     repositoryId,
     createdAt: options.now.toISOString(),
-    blobId: 'HMAC-SHA256',
+    blobId: 'HMAC-SHA256(SHA-256)',
     keyDerivation: 'HKDF-SHA256',
     encryption: 'AES-256-GCM',
     compression: 'deflate-raw',

@@ -122,7 +122,10 @@ export class PackWriter implements RepositoryWriter {
     }
   }
 
-  async putBlob(data: Uint8Array, options?: { signal?: AbortSignal }): Promise<BlobWrite> {
+  async putBlob(
+    data: Uint8Array,
+    options?: { signal?: AbortSignal; sha256?: Uint8Array },
+  ): Promise<BlobWrite> {
     const signal = options?.signal;
     signal?.throwIfAborted();
     if (data.length > this.settings.maxBlobBytes)
@@ -131,7 +134,7 @@ export class PackWriter implements RepositoryWriter {
       );
     await this.start(signal);
     this.throwIfFailed();
-    const id = this.blobId(data);
+    const id = options?.sha256 ? this.session.crypto.blobIdOfSha256(options.sha256) : this.blobId(data);
     if (this.has(id)) {
       this.counts.blobsDeduplicated++;
       return { id, stored: false, rawBytes: data.length, storedBytes: 0 };

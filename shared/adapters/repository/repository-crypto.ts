@@ -1,12 +1,13 @@
 /**
  * The repository's cryptography and compression: keys derived from the data key with HKDF-SHA256
- * (one for blob ids, one for encryption), blob ids as HMAC-SHA256 of the plaintext (so ids do not
- * reveal content hashes), AES-256-GCM sealing with a random 96-bit nonce per object and the
+ * (one for blob ids, one for encryption), blob ids as HMAC-SHA256 of the plaintext's SHA-256 (keyed,
+ * so ids do not reveal content hashes; a caller that has checked the SHA-256 already, as block mode
+ * has against the checksum EBS sends, passes it and the data is hashed once), AES-256-GCM sealing with a random 96-bit nonce per object and the
  * object's identity as associated data (a record moved to another id or key fails its tag), and
  * raw deflate that is skipped when a sample shows the data does not compress.
  * Never: a key or plaintext in an error message, a nonce reused on purpose.
  */
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { constants, deflateRaw, deflateRawSync, inflateRaw } from 'node:zlib';
 import { asciiBytes } from '../../domain/repository-bytes.js';
@@ -44,7 +45,13 @@ export class RepositoryCrypto {
   }
 
   blobId(data: Uint8Array): string {
-    return createHmac('sha256', this.idKey).update(data).digest('hex');
+    return this.blobIdOfSha256(createHash('sha256').update(data).digest());
+  }
+
+  /** The id of data whose SHA-256 (32 bytes) the caller computed from those very bytes. */
+  blobIdOfSha256(sha256: Uint8Array): string {
+    if (sha256.length !== 32) throw new RangeError(`a SHA-256 digest has 32 bytes, not ${sha256.length}`);
+    return createHmac('sha256', this.idKey).update(sha256).digest('hex');
   }
 
   /** The sealed form as its parts (nonce, ciphertext, tag), so a pack copies a record once. */

@@ -33,7 +33,11 @@ import {
   type OpenedRepository,
   openRepository,
 } from '../../../shared/adapters/repository/open-repository.js';
-import { EBS_BLOCK_SIZE, type SnapshotBlocks } from '../../../shared/ports/snapshot-blocks.js';
+import {
+  EBS_BLOCK_SIZE,
+  type SnapshotBlockData,
+  type SnapshotBlocks,
+} from '../../../shared/ports/snapshot-blocks.js';
 import { awsConfig, testEnv, uniqueName } from '../support/env.js';
 import {
   DATA_BLOCKS,
@@ -58,7 +62,7 @@ class CountingBlocks implements SnapshotBlocks {
   listChangedBlocks(o: Parameters<SnapshotBlocks['listChangedBlocks']>[0]) {
     return this.inner.listChangedBlocks(o);
   }
-  getSnapshotBlock(o: Parameters<SnapshotBlocks['getSnapshotBlock']>[0]): Promise<Uint8Array> {
+  getSnapshotBlock(o: Parameters<SnapshotBlocks['getSnapshotBlock']>[0]): Promise<SnapshotBlockData> {
     this.reads++;
     return this.inner.getSnapshotBlock(o);
   }

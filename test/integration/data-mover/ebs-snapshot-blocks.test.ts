@@ -100,7 +100,8 @@ describe('EBS direct API adapter on a spoiled network path', () => {
     await proxy.stop();
   });
 
-  const read = () => blocks.getSnapshotBlock({ snapshotId, blockIndex: 3, blockToken: token });
+  const read = async () =>
+    (await blocks.getSnapshotBlock({ snapshotId, blockIndex: 3, blockToken: token })).data;
   const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
   it.each<[string, Spoil[]]>([

@@ -69,7 +69,7 @@ export async function volumeHashes(blocks: SnapshotBlocks, snapshotId: string): 
     await Promise.all(
       page.blocks.map((b) =>
         limit(async () => {
-          const data = await blocks.getSnapshotBlock({
+          const { data } = await blocks.getSnapshotBlock({
             snapshotId,
             blockIndex: b.index,
             blockToken: b.token,

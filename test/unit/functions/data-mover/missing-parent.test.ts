@@ -3,7 +3,7 @@
  * collection) between planning and running: the backup reads everything, over the real pack
  * repository on a local directory store. Block mode reads a fake of the SnapshotBlocks port.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,7 @@ import {
   type BlockPage,
   type ChangedBlockRef,
   EBS_BLOCK_SIZE,
+  type SnapshotBlockData,
   type SnapshotBlockRef,
   type SnapshotBlocks,
 } from '../../../../shared/ports/snapshot-blocks.js';
@@ -61,11 +62,11 @@ class FakeBlocks
       })),
     };
   }
-  async getSnapshotBlock(o: { snapshotId: string; blockIndex: number }): Promise<Uint8Array> {
+  async getSnapshotBlock(o: { snapshotId: string; blockIndex: number }): Promise<SnapshotBlockData> {
     this.blocksRead++;
     const data = this.snapshots[o.snapshotId]?.get(o.blockIndex);
     if (!data) throw new Error(`no block ${o.blockIndex} in ${o.snapshotId}`);
-    return data;
+    return { data, sha256: createHash('sha256').update(data).digest() };
   }
 }
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -193,6 +193,21 @@ describe('integrity', () => {
     expect(report.badBlobs).toEqual([bad.id]);
     await expect(repo.getBlob(bad.id)).rejects.toBeInstanceOf(BlobCorrupt);
     expect((await repo.getBlob(good.id)).length).toBe(4 * KiB);
+  });
+
+  it('a blob put with its SHA-256 gets the id its bytes give, and is read back checked', async () => {
+    const { store } = await tempStore();
+    const repo = await openRepository({ store, keys: key() });
+    const writer = repo.writer();
+    const data = randomBytes(8 * KiB);
+    const sha256 = createHash('sha256').update(data).digest();
+    const put = await writer.putBlob(data, { sha256 });
+    expect(put.id).toBe(writer.blobId(data));
+    expect((await writer.putBlob(data)).stored).toBe(false);
+    await expect(writer.putBlob(data, { sha256: sha256.subarray(0, 16) })).rejects.toThrow(/32 bytes/);
+    await writer.flush();
+    await writer.close();
+    expect(digest(await repo.getBlob(put.id))).toBe(digest(data));
   });
 
   it('a blob id is keyed: another repository gives the same data another id', async () => {
