@@ -3,8 +3,9 @@
  * or the latest Completed backup of a schedule), resolves the resource modifiers (inline, or a
  * ConfigMap read from the target cluster), checks the restore hooks (init containers as Velero
  * requires them, exec hooks that could run), resolves the recipe (inline, or a ConfigMap of the
- * target cluster, problems by field path), refuses a restore name already used, and claims the
- * name for this run. Invalid input is an outcome, not an exception.
+ * target cluster, problems by field path), checks that a key for volumes the data mover restores
+ * is a key ARN (moved-volume-key.ts), refuses a restore name already used, and claims the name for
+ * this run. Invalid input is an outcome, not an exception.
  */
 
 import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
@@ -17,6 +18,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName } from '../name-claim.js';
 import { resolveRecipeReference } from '../recipe-reference.js';
+import { movedVolumeKeyProblems } from './moved-volume-key.js';
 import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
 import { restoreHookProblems } from './restore-hooks.js';
 
@@ -78,6 +80,15 @@ export async function validateRestore(
       path: 'restore.spec.backupName',
       message: `backup "${backupName}" is ${backup.status.phase}, not restorable`,
     });
+  } else {
+    problems.push(
+      ...(await movedVolumeKeyProblems({
+        store: deps.store,
+        backupName,
+        spec,
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      })),
+    );
   }
   const modifiers = await resolveResourceModifiers(request, {
     ...(deps.clusterNamed ? { clusterNamed: deps.clusterNamed } : {}),
