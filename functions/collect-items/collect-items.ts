@@ -36,7 +36,7 @@ import type { WorkQueue } from '../../shared/ports/work-queue.js';
 import { completeIfDone } from '../backup-completion.js';
 import { readVolumeSettings } from '../volume-settings.js';
 import { emitCrds, emitNamespaces } from './cluster-scoped.js';
-import { listAll, meta } from './list-all.js';
+import { listPages, meta } from './list-all.js';
 import { resolveFilter, resolveOrdered, resolvePolicyLists } from './resolve-names.js';
 
 export interface CollectItemsDeps {
@@ -138,24 +138,37 @@ export async function collectItems(
       await deps.queue.send(outgoing.splice(0), { signal: deps.signal });
     }
   };
-  const emitBlock = async (blockItems: BlockItem[]): Promise<void> => {
-    blockSeq++;
-    items += blockItems.length;
-    const id = `${attempt}-${String(blockSeq).padStart(7, '0')}`;
-    let entry = JSON.stringify({ id, items: blockItems } satisfies ItemBlockMessage['blocks'][number]);
-    // UTF-8 bytes, as SQS counts them.
-    let entrySize = Buffer.byteLength(entry);
-    if (entrySize > maxMessageBytes - 1_000) {
-      const itemsKey = work.blockItems(id);
-      await deps.store.put(itemsKey, JSON.stringify(blockItems), { contentType: 'application/json' });
-      entry = JSON.stringify({ id, itemsKey } satisfies ItemBlockMessage['blocks'][number]);
-      entrySize = Buffer.byteLength(entry);
-    }
+  const place = (entry: string, entrySize: number): void => {
     // Close the message before it would grow past the limit (room left for its header).
     if (pendingBytes + entrySize > maxMessageBytes - 1_000) packMessage();
     pending.push(entry);
     pendingBytes += entrySize + 1;
+  };
+  const storeAndPlace = async (id: string, blockItems: BlockItem[]): Promise<void> => {
+    const itemsKey = work.blockItems(id);
+    await deps.store.put(itemsKey, JSON.stringify(blockItems), { contentType: 'application/json' });
+    const entry = JSON.stringify({ id, itemsKey } satisfies ItemBlockMessage['blocks'][number]);
+    place(entry, Buffer.byteLength(entry));
     await flush(false);
+  };
+  /**
+   * Adds a block to the message being filled. Returns what must be awaited before the next
+   * block (a block stored for being too large, a batch of messages sent), if anything: most
+   * blocks need no await, and so no promise.
+   */
+  const addBlock = (blockItems: BlockItem[]): Promise<void> | undefined => {
+    blockSeq++;
+    items += blockItems.length;
+    const id = `${attempt}-${String(blockSeq).padStart(7, '0')}`;
+    const entry = JSON.stringify({ id, items: blockItems } satisfies ItemBlockMessage['blocks'][number]);
+    // UTF-8 bytes, as SQS counts them.
+    const entrySize = Buffer.byteLength(entry);
+    if (entrySize > maxMessageBytes - 1_000) return storeAndPlace(id, blockItems);
+    place(entry, entrySize);
+    return outgoing.length >= 10 ? flush(false) : undefined;
+  };
+  const emitBlock = async (blockItems: BlockItem[]): Promise<void> => {
+    await addBlock(blockItems);
   };
 
   const held: Held[] = [];
@@ -202,7 +215,7 @@ export async function collectItems(
     for (let ahead = index; ahead < index + PREFETCH; ahead++) prefetch(ahead);
     let count = 0;
     try {
-      for await (const object of listAll({
+      for await (const page of listPages({
         cluster: deps.cluster,
         resource,
         pageSize,
@@ -210,33 +223,37 @@ export async function collectItems(
         signal: deps.signal,
         firstPage: firstPages[index],
         onRestart: () => note('warning', 'list expired, restarting', { resource: gr }),
-      })) {
-        const m = meta(object);
-        if (m.deleting || excludedByLabel(m.labels)) continue;
-        if (resource.namespaced && !shouldInclude(plan.namespaces, m.namespace)) continue;
-        const ref: ItemRef = {
-          group: resource.group,
-          version: resource.version,
-          resource: resource.resource,
-          namespace: m.namespace,
-          name: m.name,
-        };
-        const item: BlockItem = { ref, kind: resource.kind, preferred: true, json: JSON.stringify(object) };
-        const selected = direct && itemSelected(plan, m.labels);
-        if (!selected) {
-          if (pullable) {
-            const entry = { facts: factsOf(ref, object), item };
-            pullCandidates.set(itemIdentity(ref), [entry]);
+      }))
+        for (const object of page) {
+          const m = meta(object);
+          if (m.deleting || excludedByLabel(m.labels)) continue;
+          if (resource.namespaced && !shouldInclude(plan.namespaces, m.namespace)) continue;
+          const ref: ItemRef = {
+            group: resource.group,
+            version: resource.version,
+            resource: resource.resource,
+            namespace: m.namespace,
+            name: m.name,
+          };
+          const item: BlockItem = { ref, kind: resource.kind, preferred: true, json: JSON.stringify(object) };
+          const selected = direct && itemSelected(plan, m.labels);
+          if (!selected) {
+            if (pullable) {
+              const entry = { facts: factsOf(ref, object), item };
+              pullCandidates.set(itemIdentity(ref), [entry]);
+            }
+            continue;
           }
-          continue;
+          count++;
+          if (m.namespace) namespacesWithItems.add(m.namespace);
+          if (resource.group) customGroupResources.add(gr);
+          if (gr === CRD_RESOURCE) emittedCrds.add(m.name);
+          if (!streamable) held.push({ facts: factsOf(ref, object), item });
+          else {
+            const sending = addBlock([item]);
+            if (sending) await sending;
+          }
         }
-        count++;
-        if (m.namespace) namespacesWithItems.add(m.namespace);
-        if (resource.group) customGroupResources.add(gr);
-        if (gr === CRD_RESOURCE) emittedCrds.add(m.name);
-        if (streamable) await emitBlock([item]);
-        else held.push({ facts: factsOf(ref, object), item });
-      }
     } catch (error) {
       // Velero: a resource that cannot be listed (forbidden, gone since discovery) is an error
       // of the backup, which goes on with the others and ends PartiallyFailed.

@@ -24,16 +24,27 @@ export function meta(object: Record<string, unknown>): {
   };
 }
 
-export async function* listAll(options: {
-  cluster: Cluster;
-  resource: ApiResource;
-  pageSize: number;
-  labelSelector: string | undefined;
-  signal: AbortSignal | undefined;
+export interface ListAllOptions {
+  readonly cluster: Cluster;
+  readonly resource: ApiResource;
+  readonly pageSize: number;
+  readonly labelSelector: string | undefined;
+  readonly signal: AbortSignal | undefined;
   /** The first page, already requested. */
-  firstPage?: Promise<ListPage> | undefined;
-  onRestart: () => void;
-}): AsyncGenerator<Record<string, unknown>> {
+  readonly firstPage?: Promise<ListPage> | undefined;
+  readonly onRestart: () => void;
+}
+
+/** Every object, one by one. */
+export async function* listAll(options: ListAllOptions): AsyncGenerator<Record<string, unknown>> {
+  for await (const page of listPages(options)) yield* page;
+}
+
+/**
+ * Every object, a page at a time: the caller goes through a page's objects without an await
+ * (a promise) per object.
+ */
+export async function* listPages(options: ListAllOptions): AsyncGenerator<Record<string, unknown>[]> {
   // A restart after 410 Gone re-lists from the start; items already yielded are skipped. The API
   // lists in storage-key order (`<namespace>/<name>`, byte order; names are ASCII), so the last
   // key yielded is all it takes to know them: memory stays constant, however many items.
@@ -58,13 +69,15 @@ export async function* listAll(options: {
         const page: ListPage = await next;
         // The next page is on its way while this one is processed: two pages in memory at most.
         next = page.continueToken ? request(page.continueToken) : undefined;
+        const fresh: Record<string, unknown>[] = [];
         for (const item of page.items) {
           const m = meta(item);
           const key = m.namespace ? `${m.namespace}/${m.name}` : m.name;
           if (restarts > 0 && lastKey !== undefined && key <= lastKey) continue;
           lastKey = key;
-          yield item;
+          fresh.push(item);
         }
+        if (fresh.length > 0) yield fresh;
       }
       return;
     } catch (error) {
