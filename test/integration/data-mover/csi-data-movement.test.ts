@@ -35,6 +35,7 @@ import { installCsiSnapshotApi } from '../../fixtures/volume-snapshot-class-crd.
 import { backup, backupRequest, tempStore } from '../backup/support.js';
 import {
   type CsiSnapshotController,
+  createVeleroSnapshotClass,
   startCsiSnapshotController,
 } from '../support/csi-snapshot-controller.js';
 import { awsConfig, kubeConfigFor, testEnv, uniqueName, useDrCluster } from '../support/env.js';
@@ -69,19 +70,7 @@ describe('snapshotMoveData of a CSI-snapshotted EBS volume', () => {
     fixtures.connect(drKc);
     custom = drKc.makeApiClient(CustomObjectsApi);
     await installCsiSnapshotApi(drKc);
-    await custom.createClusterCustomObject({
-      group,
-      version,
-      plural: 'volumesnapshotclasses',
-      body: {
-        apiVersion: `${group}/${version}`,
-        kind: 'VolumeSnapshotClass',
-        metadata: { name: className, labels: { 'velero.io/csi-volumesnapshot-class': 'true' } },
-        driver: DRIVER,
-        // The class would delete the EBS snapshot with its VolumeSnapshot.
-        deletionPolicy: 'Delete',
-      },
-    });
+    await createVeleroSnapshotClass(drKc, { name: className, driver: DRIVER });
     controller = startCsiSnapshotController({ kc: drKc, ec2: ec2(), driver: DRIVER });
 
     store = await tempStore();
@@ -233,21 +222,10 @@ describe('snapshotMoveData of a CSI-snapshotted EBS volume', () => {
     expect(restored).toMatchObject({ phase: 'Completed', failed: 0, errors: 0 });
 
     // Assess: the PVC bound to a new EBS volume whose blocks are the image's.
-    const claim = await waitFor(`PVC ${target}/data to bind`, async () => {
-      const found = await sourceFixtures.api.readNamespacedPersistentVolumeClaim({
-        namespace: target,
-        name: 'data',
-      });
-      return found.status?.phase === 'Bound' ? found : undefined;
-    });
-    const pvName = claim.spec?.volumeName ?? '';
-    sourceFixtures.pvs.push(pvName);
-    const pv = await sourceFixtures.api.readPersistentVolume({ name: pvName });
-    const volumeId = pv.spec?.csi?.volumeHandle ?? '';
+    const { pv, volumeId } = await sourceFixtures.boundVolume({ namespace: target, claim: 'data' });
     expect(pv.spec?.csi?.driver).toBe(DRIVER);
     expect(volumeId).toMatch(/^vol-/);
     expect(volumeId).not.toBe(workload.volumeId);
-    sourceFixtures.volumes.push(volumeId);
     const volume = (await ec2().send(new DescribeVolumesCommand({ VolumeIds: [volumeId] }))).Volumes?.[0];
     expect(volume?.AvailabilityZone).toBe(zone());
     const check = await ec2().send(new CreateSnapshotCommand({ VolumeId: volumeId }));

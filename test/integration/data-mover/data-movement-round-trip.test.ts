@@ -411,21 +411,10 @@ describe('volume data through the data mover: backup, restore anywhere, delete',
     expect(restored).toMatchObject({ phase: 'Completed', failed: 0, errors: 0 });
 
     // Assess: the PVC binds to a renamed PV on a new volume whose blocks are the second image's.
-    const pvc = await waitFor(`PVC ${target}/data to bind`, async () => {
-      const found = await fixtures.api.readNamespacedPersistentVolumeClaim({
-        namespace: target,
-        name: 'data',
-      });
-      return found.status?.phase === 'Bound' ? found : undefined;
-    });
-    const clone = pvc.spec?.volumeName ?? '';
+    const { pvName: clone, volumeId } = await fixtures.boundVolume({ namespace: target, claim: 'data' });
     expect(clone).toMatch(/^velero-clone-/);
-    fixtures.pvs.push(clone);
-    const pv = await fixtures.api.readPersistentVolume({ name: clone });
-    const volumeId = pv.spec?.csi?.volumeHandle ?? '';
     expect(volumeId).toMatch(/^vol-/);
     expect(volumeId).not.toBe(b.volumeId);
-    fixtures.volumes.push(volumeId);
     const check = await ec2().send(new CreateSnapshotCommand({ VolumeId: volumeId }));
     expect(await volumeHashes(source, check.SnapshotId ?? '')).toEqual(hashesOf(imageB));
   }, 600_000);

@@ -29,7 +29,6 @@ import type { BackupVolumeInfo, RestoreVolumeInfo } from '../../../shared/domain
 import { backup, backupRequest, tempStore } from '../backup/support.js';
 import { awsConfig, uniqueName } from '../support/env.js';
 import { storedJson, useVolumeFixtures } from '../support/volumes.js';
-import { waitFor } from '../support/wait.js';
 
 /** Every entry under a directory: its type, mode, and content hash or link target. */
 async function treeOf(root: string, at = ''): Promise<Record<string, string>> {
@@ -167,14 +166,8 @@ describe('fs-backup through the data mover (lifeboat --local)', () => {
 
     // Assess: the PVC bound to the stand-in, and the stand-in's directory holds the same tree.
     expect(restored).toMatchObject({ phase: 'Completed', errors: 0, warnings: 0 });
-    const pvc = await waitFor(`PVC ${target}/data to bind`, async () => {
-      const found = await fixtures.api.readNamespacedPersistentVolumeClaim({
-        namespace: target,
-        name: 'data',
-      });
-      return found.status?.phase === 'Bound' ? found : undefined;
-    });
-    expect(pvc.spec?.volumeName).toBe(standIn);
+    const bound = await fixtures.boundVolume({ namespace: target, claim: 'data' });
+    expect(bound.pvName).toBe(standIn);
     expect(await treeOf(into)).toEqual(expected);
     const restoreInfos = await storedJson<RestoreVolumeInfo[]>(store, restoreKeys(restoreName).volumeInfo);
     expect(restoreInfos).toEqual([

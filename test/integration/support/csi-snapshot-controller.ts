@@ -253,3 +253,26 @@ export function startCsiSnapshotController(options: {
     },
   };
 }
+
+/**
+ * A VolumeSnapshotClass of `driver` labelled as the one Velero chooses for the driver
+ * (`velero.io/csi-volumesnapshot-class`), with deletionPolicy Delete: a backup must keep the
+ * storage snapshot anyway (it sets the content to Retain before deleting the VolumeSnapshot).
+ */
+export async function createVeleroSnapshotClass(
+  kc: KubeConfig,
+  options: { name: string; driver: string },
+): Promise<void> {
+  await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+    group,
+    version,
+    plural: 'volumesnapshotclasses',
+    body: {
+      apiVersion: `${group}/${version}`,
+      kind: 'VolumeSnapshotClass',
+      metadata: { name: options.name, labels: { 'velero.io/csi-volumesnapshot-class': 'true' } },
+      driver: options.driver,
+      deletionPolicy: 'Delete',
+    },
+  });
+}

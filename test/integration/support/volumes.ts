@@ -17,10 +17,11 @@ import {
   type Tag,
   type Volume,
 } from '@aws-sdk/client-ec2';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll } from 'vitest';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { awsConfig, kubeConfigFor, testEnv, uniqueName } from './env.js';
+import { waitFor } from './wait.js';
 
 export const ec2 = (): EC2Client => new EC2Client({ ...awsConfig(), maxAttempts: 3 });
 
@@ -180,6 +181,27 @@ export class VolumeFixtures {
       });
     }
     return pvName;
+  }
+
+  /**
+   * The PV and EBS volume a restored PVC binds to, once it is Bound (both removed with the
+   * fixtures): the volume id is the PV's CSI handle.
+   */
+  async boundVolume(options: {
+    namespace: string;
+    claim: string;
+  }): Promise<{ pvName: string; pv: V1PersistentVolume; volumeId: string }> {
+    const { namespace, claim } = options;
+    const pvc = await waitFor(`PVC ${namespace}/${claim} to bind`, async () => {
+      const found = await this.api.readNamespacedPersistentVolumeClaim({ namespace, name: claim });
+      return found.status?.phase === 'Bound' ? found : undefined;
+    });
+    const pvName = pvc.spec?.volumeName ?? '';
+    this.pvs.push(pvName);
+    const pv = await this.api.readPersistentVolume({ name: pvName });
+    const volumeId = pv.spec?.csi?.volumeHandle ?? '';
+    if (volumeId) this.volumes.push(volumeId);
+    return { pvName, pv, volumeId };
   }
 
   /** Removes the namespaces, PVs and EBS volumes made, ignoring what is gone already. */

@@ -25,6 +25,7 @@ import { installCsiSnapshotApi } from '../../fixtures/volume-snapshot-class-crd.
 import { backup, backupRequest, tempStore } from '../backup/support.js';
 import {
   type CsiSnapshotController,
+  createVeleroSnapshotClass,
   startCsiSnapshotController,
 } from '../support/csi-snapshot-controller.js';
 import { awsConfig, kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
@@ -119,19 +120,8 @@ describe('CSI snapshots in a backup', () => {
     api = kc.makeApiClient(CoreV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);
     await installCsiSnapshotApi(kc);
-    await custom.createClusterCustomObject({
-      group,
-      version,
-      plural: 'volumesnapshotclasses',
-      body: {
-        apiVersion: `${group}/${version}`,
-        kind: 'VolumeSnapshotClass',
-        metadata: { name: className, labels: { 'velero.io/csi-volumesnapshot-class': 'true' } },
-        driver,
-        // The class would delete the snapshot with its VolumeSnapshot: the backup must keep it.
-        deletionPolicy: 'Delete',
-      },
-    });
+    // The class would delete the snapshot with its VolumeSnapshot: the backup must keep it.
+    await createVeleroSnapshotClass(kc, { name: className, driver });
     controller = startCsiSnapshotController({ kc, ec2: ec2(), driver });
   });
 
