@@ -217,10 +217,17 @@ async function deleteCommand(
     io.out.write(
       `Backup "${name}": ${result.deleted ? 'deleted' : 'kept (see the errors above; run the command again)'}: ${result.snapshotsDeleted.length} snapshots, ${result.manifestsDeleted.length} repository manifests, ${result.objectsDeleted} objects.\n`,
     );
-    if (result.gc)
+    if (result.gc) {
+      const gc = result.gc;
+      const repacked =
+        gc.packsRepacked > 0
+          ? ` (${gc.packsRepacked} partly dead packs repacked: ${gc.blobsCopied} live blobs, ${gc.bytesCopied} bytes copied)`
+          : '';
       io.out.write(
-        `Repository garbage collection: ${result.gc.packsDeleted} packs deleted, ${result.gc.bytesFreed} bytes freed; ${result.gc.liveManifests} manifests of other backups kept.\n`,
+        `Repository garbage collection: ${gc.packsDeleted} packs deleted, ${gc.bytesFreed} bytes freed${repacked}; ${gc.liveManifests} manifests of other backups kept.\n`,
       );
+      for (const problem of gc.problems) io.err.write(`repository garbage collection: ${problem}\n`);
+    }
   }
   return result.deleted ? 0 : 1;
 }

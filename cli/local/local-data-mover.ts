@@ -92,5 +92,9 @@ export async function collectGarbage(options: {
     packsKept: result.packsKept,
     packsDeleted: result.packsDeleted,
     bytesFreed: result.bytesFreed,
+    packsRepacked: result.packsRepacked,
+    blobsCopied: result.blobsCopied,
+    bytesCopied: result.bytesCopied,
+    problems: result.problems,
   };
 }

@@ -294,6 +294,11 @@ async function perform(job: DataMoverJob, run: Omit<Run, 'repository'>): Promise
         packsKept: report.packsKept,
         packsDeleted: report.packsDeleted,
         bytesFreed: report.bytesFreed,
+        packsRepacked: report.packsRepacked,
+        blobsCopied: report.blobsCopied,
+        bytesCopied: report.bytesCopied,
+        problems: report.problems.slice(0, LISTED),
+        problemCount: report.problems.length,
       };
     }
   }

@@ -168,6 +168,10 @@ export async function main(argv: readonly string[], source: NodeJS.ProcessEnv): 
       process.stderr.write(`verify found ${progress.result.problemCount} problem(s)\n`);
       return EXIT.verifyProblems;
     }
+    if (progress.result?.kind === 'gc' && progress.result.problemCount > 0)
+      process.stderr.write(
+        `gc left ${progress.result.problemCount} pack(s) whole, a live blob failing its check (run verify): ${progress.result.problems.join('; ')}\n`,
+      );
     return EXIT.completed;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

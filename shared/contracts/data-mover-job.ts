@@ -261,6 +261,12 @@ export const dataMoverResult = z.discriminatedUnion('kind', [
     packsKept: z.number().int().nonnegative(),
     packsDeleted: z.number().int().nonnegative(),
     bytesFreed: z.number().nonnegative(),
+    packsRepacked: z.number().int().nonnegative(),
+    blobsCopied: z.number().int().nonnegative(),
+    bytesCopied: z.number().nonnegative(),
+    /** The first packs left whole because a live blob failed its check, and how many in all. */
+    problems: z.array(z.string()),
+    problemCount: z.number().int().nonnegative(),
   }),
 ]);
 export type DataMoverResult = z.infer<typeof dataMoverResult>;

@@ -108,6 +108,17 @@ export const condemnedRecordSchema = z.strictObject({
 });
 export type CondemnedRecord = z.infer<typeof condemnedRecordSchema>;
 
+/**
+ * Packs of copies repacking wrote: until the index names these copies alone, garbage collection
+ * prefers them over any other location of the same blobs (a run stopped midway is finished alike).
+ */
+export const repackRecordSchema = z.strictObject({
+  recordId: hex32,
+  createdAt: z.string(),
+  packs: z.array(z.strictObject({ id: hex32, bytes: z.number().int().nonnegative() })),
+});
+export type RepackRecord = z.infer<typeof repackRecordSchema>;
+
 export const maintenanceLockSchema = z.strictObject({
   owner: hex32,
   purpose: z.string(),

@@ -276,6 +276,16 @@ export function packNumberAt(segment: IndexSegment, record: number): number {
   return readU32(segment.records, record * INDEX_RECORD_BYTES + 32);
 }
 
+/** The stored length of record `record` of a segment (its sealed blob record's bytes). */
+export function recordLengthAt(segment: IndexSegment, record: number): number {
+  return readU32(segment.records, record * INDEX_RECORD_BYTES + 40);
+}
+
+/** The location of record `record` of a segment (its blob id, pack and place). */
+export function locationAt(segment: IndexSegment, record: number): BlobLocation {
+  return recordAt(segment, record);
+}
+
 export function lookupInSegment(segment: IndexSegment, id: string): BlobLocation | undefined {
   const bytes = fromHex(id);
   if (!bytes || bytes.length !== BLOB_ID_BYTES) return undefined;

@@ -150,6 +150,8 @@ export const repositoryKeys = (() => {
     gcLock: `${dir}gc/lock.json`,
     condemnedDir: `${dir}gc/condemned/`,
     condemned: (recordId: string) => `${dir}gc/condemned/${recordId}.json`,
+    repackedDir: `${dir}gc/repacked/`,
+    repacked: (recordId: string) => `${dir}gc/repacked/${recordId}.json`,
   };
 })();
 

@@ -129,7 +129,24 @@ export interface GcReport {
   readonly liveManifests: number;
   readonly packsKept: number;
   readonly packsDeleted: number;
+  /** Sizes of the packs deleted (repacked ones included, once deleted). */
   readonly bytesFreed: number;
+  /** Partly dead packs whose live blobs were copied into new packs (the old ones then go as dead). */
+  readonly packsRepacked: number;
+  readonly blobsCopied: number;
+  /** Bytes of the new packs repacking wrote: the repository shrinks by bytesFreed - bytesCopied. */
+  readonly bytesCopied: number;
+  /** Packs left whole because a live blob failed its check, each naming the pack and blob. */
+  readonly problems: readonly string[];
+}
+
+export interface GcOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * A pack with a live blob is repacked once its dead bytes reach this fraction of its size
+   * (default 0.5; 1 turns repacking off).
+   */
+  readonly repackDeadFraction?: number;
 }
 
 export interface VerifyReport {
@@ -147,8 +164,11 @@ export interface Repository extends RepositoryReader {
   readManifest(id: string, options?: { signal?: AbortSignal }): Promise<SnapshotManifest>;
   listManifests(options?: { signal?: AbortSignal }): Promise<readonly ManifestSummary[]>;
   deleteManifest(id: string, options?: { signal?: AbortSignal }): Promise<void>;
-  /** Mark from live manifests, sweep unreferenced packs; safe while writers run. */
-  collectGarbage(options?: { signal?: AbortSignal }): Promise<GcReport>;
+  /**
+   * Mark from live manifests, repack mostly dead packs, sweep unreferenced packs; safe while
+   * writers run.
+   */
+  collectGarbage(options?: GcOptions): Promise<GcReport>;
   /** Reads every pack and checks every blob's hash against its id. */
   verify(options?: { signal?: AbortSignal }): Promise<VerifyReport>;
 }

@@ -1,16 +1,26 @@
 /**
  * Garbage collection over the object store (docs/repository-format.md, "Garbage collection"):
  * under the maintenance lock, mark every blob reachable from the manifests (block maps and what
- * they list; file trees through file mode's own reader), condemn packs with no live blob, and
+ * they list; file trees through file mode's own reader), copy the live blobs of mostly dead packs
+ * into new packs (repack.ts), condemn packs with no live blob (those emptied by the copy too), and
  * delete condemned packs once every writer that could have loaded them before their condemnation
- * has ended and no manifest written since uses them. Packs with some live blobs are kept whole.
- * Never: a pack deleted while an index still names it, a pack deleted on a lease still live.
+ * has ended and no manifest written since uses them.
+ * Never: a pack deleted while an index still names it, a pack deleted on a lease still live, a
+ * live blob's only indexed copy in a pack being deleted.
  */
 import { randomBytes } from 'node:crypto';
 import { type CondemnedRecord, writerLeaseSchema } from '../../contracts/repository.js';
 import { parseBlockMapChunk } from '../../domain/block-map.js';
+import { ValidationFailed } from '../../domain/errors.js';
 import { fileTreeChildren } from '../../domain/file-tree.js';
-import { BlobMarks, leaseIsLive, packsToCondemn, planSweep } from '../../domain/repository-gc.js';
+import {
+  BlobMarks,
+  DEFAULT_REPACK_DEAD_FRACTION,
+  leaseIsLive,
+  packsToCondemn,
+  packsToRepack,
+  planSweep,
+} from '../../domain/repository-gc.js';
 import { mergeSegments, segmentOfPacks } from '../../domain/repository-index.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
 import type { BlobId, GcReport, SnapshotManifest } from '../../ports/repository.js';
@@ -18,6 +28,8 @@ import { mapBounded } from './bounded.js';
 import { readJson } from './json-object.js';
 import { MaintenanceLockHandle } from './maintenance-lock.js';
 import { readPackHeader } from './pack-io.js';
+import { readEarlierCopies, repack } from './repack.js';
+import { SEAL_OVERHEAD } from './repository-crypto.js';
 import { type RepositorySession, readCondemnedRecords } from './repository-session.js';
 
 /**
@@ -37,6 +49,8 @@ export interface GcReportDetails extends GcReport {
   /** Condemned packs a manifest written meanwhile uses again. */
   readonly packsReprieved: number;
   readonly blobsLive: number;
+  /** New packs written by repacking (counted in packsKept). */
+  readonly packsWritten: number;
 }
 
 const READ_CONCURRENCY = 8;
@@ -126,6 +140,19 @@ class Marker {
   }
 }
 
+/** The fraction of a pack that must be dead for it to be repacked, checked: in (0, 1]. */
+function repackThreshold(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_REPACK_DEAD_FRACTION;
+  if (typeof value !== 'number' || !(value > 0 && value <= 1))
+    throw new ValidationFailed([
+      {
+        path: 'repackDeadFraction',
+        message: `must be a fraction in (0, 1] (1 turns repacking off), not ${String(value)}`,
+      },
+    ]);
+  return value;
+}
+
 export async function collectGarbage(options: {
   session: RepositorySession;
   manifestIds: (signal?: AbortSignal) => Promise<string[]>;
@@ -134,10 +161,15 @@ export async function collectGarbage(options: {
   fileTreeReferences?: TreeReferences;
   leaseTtlMs: number;
   clockSkewMs: number;
+  /** The repository's pack size, for the packs repacking writes. */
+  packTargetBytes: number;
+  /** A pack this dead (its dead bytes over its size) is repacked; default one half. */
+  repackDeadFraction?: number;
   signal?: AbortSignal;
 }): Promise<GcReportDetails> {
   const { session, signal } = options;
   const skewMs = options.clockSkewMs;
+  const minDeadFraction = repackThreshold(options.repackDeadFraction);
   const lock = new MaintenanceLockHandle({
     store: session.store,
     clock: session.clock,
@@ -155,14 +187,21 @@ export async function collectGarbage(options: {
     await session.refresh(signal);
     const listed = (await session.store.list(repositoryKeys.packsDir, { signal })).map(repositoryKeyId);
     const listedSet = new Set(listed);
-    const indexed = session.index.packs();
-    const unindexed = listed.filter((id) => !indexed.has(id));
+    const indexed = new Set(session.index.packs().keys());
+    // Copies a repacking recorded and a stopped run left named beside their old locations: first,
+    // so each of those blobs counts for its copy.
+    const earlier = await readEarlierCopies({ session, listed: listedSet, signal });
+    const unindexed = listed.filter((id) => !indexed.has(id) && !earlier.packs.has(id));
     const headers = await mapBounded(unindexed, READ_CONCURRENCY, (packId) =>
       readPackHeader({ store: session.store, crypto: session.crypto, packId, signal }),
     );
-    const gone = new Set([...indexed.keys()].filter((id) => !listedSet.has(id)));
+    const gone = new Set([...indexed].filter((id) => !listedSet.has(id)));
     const inventory = mergeSegments({
-      segments: [session.index.merged(), segmentOfPacks(headers.filter((h) => h !== undefined))],
+      segments: [
+        earlier.copies,
+        session.index.merged(),
+        segmentOfPacks(headers.filter((h) => h !== undefined)),
+      ],
       excludePacks: gone,
     });
     const packs = inventory.packs;
@@ -172,11 +211,31 @@ export async function collectGarbage(options: {
     const marker = new Marker(marks, { ...options, signal });
     await marker.mark(await options.manifestIds(signal));
 
-    // 4. Condemn packs without a live blob; the record first, then the writers that may have
-    // loaded those packs before it existed (every lease present once it is written).
+    // 4. Repack: the live blobs of mostly dead packs (present, indexed, not condemned) are copied
+    // into new packs, and the index rewritten to name the copies only; the old packs are then
+    // dead. `relocated` marks the blobs copied: they no longer keep their old pack live.
     const existing = await readCondemnedRecords({ store: session.store, signal });
     const alreadyCondemned = new Set(existing.flatMap((r) => r.record.packs.map((p) => p.id)));
-    const fresh = packsToCondemn({ packs, livePacks: marks.livePacks(), alreadyCondemned });
+    const relocated = new BlobMarks(inventory);
+    const repacked = await repack({
+      session,
+      plans: packsToRepack({
+        marks,
+        eligible: (id) => listedSet.has(id) && indexed.has(id) && !alreadyCondemned.has(id),
+        minDeadFraction,
+        sealOverhead: SEAL_OVERHEAD,
+      }),
+      earlier,
+      relocated,
+      packTargetBytes: options.packTargetBytes,
+      leaseTtlMs: options.leaseTtlMs,
+      confirmLock: (s) => lock.confirm(s),
+      signal,
+    });
+
+    // 5. Condemn packs without a live blob; the record first, then the writers that may have
+    // loaded those packs before it existed (every lease present once it is written).
+    const fresh = packsToCondemn({ packs, livePacks: marks.livePacks(relocated), alreadyCondemned });
     const records: CondemnedRecord[] = existing.map((r) => r.record);
     if (fresh.length > 0) {
       const record: CondemnedRecord = {
@@ -200,10 +259,10 @@ export async function collectGarbage(options: {
       }
     }
 
-    // 5. Sweep: the live leases now, then manifests written since the mark (leases first again).
+    // 6. Sweep: the live leases now, then manifests written since the mark (leases first again).
     const liveWriters = await liveLeases({ session, skewMs, signal });
     await marker.mark(await options.manifestIds(signal));
-    const livePacks = marks.livePacks();
+    const livePacks = marks.livePacks(relocated);
     const plan = planSweep({
       records: records.map((r) => ({ recordId: r.recordId, packs: r.packs, blockers: r.blockers })),
       liveWriters,
@@ -214,7 +273,11 @@ export async function collectGarbage(options: {
     if (deleting.size > 0 || session.index.indexKeys().length > 1) {
       await lock.confirm(signal);
       // The index first: a pack is never deleted while an index names it.
-      await session.index.compact({ excludePacks: deleting, signal });
+      await session.index.compact({
+        excludePacks: deleting,
+        ...(repacked.copies.count > 0 ? { prefer: repacked.copies } : {}),
+        signal,
+      });
     }
     for (const pack of plan.deletions) {
       await session.store.delete(repositoryKeys.pack(pack.id), { signal });
@@ -239,13 +302,18 @@ export async function collectGarbage(options: {
     const deletedListed = plan.deletions.filter((p) => listedSet.has(p.id)).length;
     return {
       liveManifests: marker.manifests,
-      packsKept: listed.length - deletedListed,
+      packsKept: listed.length - deletedListed + repacked.packsWritten,
       packsDeleted: deletedListed,
       bytesFreed,
+      packsRepacked: repacked.packsRepacked,
+      blobsCopied: repacked.blobsCopied,
+      bytesCopied: repacked.bytesCopied,
+      problems: repacked.problems,
       packsCondemned: fresh.length,
       packsWaiting: waiting,
       packsReprieved: plan.reprieved.length,
       blobsLive: marks.count(),
+      packsWritten: repacked.packsWritten,
     };
   } finally {
     await lock.release(signal).catch(() => undefined);

@@ -17,7 +17,13 @@ import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { KeyWrapper } from '../../ports/key-wrapper.js';
 import type { ObjectStore } from '../../ports/object-store.js';
-import type { BlobId, ManifestSummary, Repository, SnapshotManifest } from '../../ports/repository.js';
+import type {
+  BlobId,
+  GcOptions,
+  ManifestSummary,
+  Repository,
+  SnapshotManifest,
+} from '../../ports/repository.js';
 import { systemClock } from '../system-clock.js';
 import { mapBounded } from './bounded.js';
 import { type NewRepositoryParameters, openFormat } from './format-object.js';
@@ -236,7 +242,7 @@ class PackRepository implements Repository {
     await this.session.store.delete(repositoryKeys.snapshot(id), { signal: options?.signal });
   }
 
-  collectGarbage(options?: { signal?: AbortSignal }): Promise<GcReportDetails> {
+  collectGarbage(options?: GcOptions): Promise<GcReportDetails> {
     return collectGarbage({
       session: this.session,
       manifestIds: (signal) => this.manifestIds(signal),
@@ -245,6 +251,10 @@ class PackRepository implements Repository {
       fileTreeReferences: this.options.fileTreeReferences,
       leaseTtlMs: this.settings.leaseTtlMs,
       clockSkewMs: this.options.clockSkewMs ?? 2 * 60_000,
+      packTargetBytes: this.settings.packTargetBytes,
+      ...(options?.repackDeadFraction !== undefined
+        ? { repackDeadFraction: options.repackDeadFraction }
+        : {}),
       signal: options?.signal,
     });
   }
@@ -258,7 +268,7 @@ class PackRepository implements Repository {
 export type OpenedRepository = Omit<Repository, 'writer' | 'collectGarbage' | 'verify'> & {
   readonly parameters: RepositoryParameters;
   writer(): PackWriter;
-  collectGarbage(options?: { signal?: AbortSignal }): Promise<GcReportDetails>;
+  collectGarbage(options?: GcOptions): Promise<GcReportDetails>;
   verify(options?: { signal?: AbortSignal }): Promise<VerifyReportDetails>;
 };
 

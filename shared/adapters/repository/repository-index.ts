@@ -12,6 +12,7 @@ import {
   encodeIndex,
   type IndexSegment,
   IndexView,
+  mergeSegments,
   segmentOfPacks,
 } from '../../domain/repository-index.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
@@ -128,13 +129,24 @@ export class RepositoryIndex {
 
   /**
    * Replaces every index object loaded by one (less `excludePacks`), then deletes the replaced
-   * ones. Only under the maintenance lock: two compactions at once could resurrect entries.
+   * ones. A blob `prefer` locates keeps that location (repacking's copies: the index then names
+   * the new pack only, whatever order the objects were loaded in). Only under the maintenance
+   * lock: two compactions at once could resurrect entries.
    */
-  async compact(options: { excludePacks?: ReadonlySet<string>; signal?: AbortSignal }): Promise<void> {
+  async compact(options: {
+    excludePacks?: ReadonlySet<string>;
+    prefer?: IndexSegment;
+    signal?: AbortSignal;
+  }): Promise<void> {
     const { signal } = options;
     await this.refresh(signal);
     const replaced = [...this.loaded];
-    const merged = this.view.merged(options.excludePacks);
+    const merged = options.prefer
+      ? mergeSegments({
+          segments: [options.prefer, this.view.merged()],
+          ...(options.excludePacks ? { excludePacks: options.excludePacks } : {}),
+        })
+      : this.view.merged(options.excludePacks);
     const view = new IndexView();
     this.view = view;
     this.loaded = new Set();

@@ -207,7 +207,16 @@ describe('runDataMoverJob', () => {
     expect(verified.result?.kind === 'verify' && verified.result.blobsChecked).toBeGreaterThan(1);
 
     const collected = await run({ kind: 'gc', jobId: 'gc-1', repository: repository() });
-    expect(collected.result).toMatchObject({ kind: 'gc', liveManifests: 1, packsDeleted: 0 });
+    expect(collected.result).toMatchObject({
+      kind: 'gc',
+      liveManifests: 1,
+      packsDeleted: 0,
+      packsRepacked: 0,
+      blobsCopied: 0,
+      bytesCopied: 0,
+      problems: [],
+      problemCount: 0,
+    });
     // What the state machine reads back: the documents parse strictly.
     expect(await progressOf('verify-1')).toEqual(verified);
     expect(await progressOf('gc-1')).toEqual(collected);

@@ -79,6 +79,16 @@ describe('deleting a backup', () => {
     const store = await storeWithBackups();
     const snapshots = new FakeSnapshots({ mon: ['snap-01', 'snap-09'] });
     let collected = 0;
+    const gcReport = {
+      liveManifests: 1,
+      packsKept: 3,
+      packsDeleted: 2,
+      bytesFreed: 1234,
+      packsRepacked: 1,
+      blobsCopied: 4,
+      bytesCopied: 567,
+      problems: [],
+    };
     const result = await deleteBackup(
       { name: 'mon' },
       {
@@ -86,7 +96,7 @@ describe('deleting a backup', () => {
         snapshotter: asSnapshotter(snapshots),
         collectGarbage: async () => {
           collected++;
-          return { liveManifests: 1, packsKept: 3, packsDeleted: 2, bytesFreed: 1234 };
+          return gcReport;
         },
       },
     );
@@ -98,7 +108,7 @@ describe('deleting a backup', () => {
       manifestsDeleted: ['mon_vol-1_20260101T000000Z', 'mon_vol-2_20251231T000000Z'],
       objectsDeleted: 4,
       errors: [],
-      gc: { liveManifests: 1, packsKept: 3, packsDeleted: 2, bytesFreed: 1234 },
+      gc: gcReport,
     });
     expect(collected).toBe(1);
     expect(await store.list(backupKeys('mon').dir)).toEqual([]);

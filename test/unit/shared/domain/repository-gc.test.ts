@@ -4,9 +4,11 @@ import {
   BlobMarks,
   leaseIsLive,
   packsToCondemn,
+  packsToRepack,
   planSweep,
 } from '../../../../shared/domain/repository-gc.js';
-import { segmentOfPacks } from '../../../../shared/domain/repository-index.js';
+import { lookupInSegment, segmentOfPacks } from '../../../../shared/domain/repository-index.js';
+import { layoutPack } from '../../../../shared/domain/repository-pack.js';
 
 const id = (n: number): string => n.toString(16).padStart(64, '0');
 
@@ -64,6 +66,89 @@ describe('marking and condemning packs', () => {
     expect(marks.mark(id(1))).toBe(false);
     expect(marks.isMarked(id(1))).toBe(false);
     expect(marks.count()).toBe(0);
+  });
+});
+
+describe('choosing partly dead packs to repack', () => {
+  const SEAL = 28;
+  /** Packs laid out as a writer lays them out: blob `b` has a record of `lengths[b]` bytes. */
+  function packsOf(blobsOfPacks: readonly (readonly number[])[], lengths: (b: number) => number) {
+    return blobsOfPacks.map((blobs, i) => {
+      const { entries, totalBytes } = layoutPack({
+        records: blobs.map((b) => ({ id: id(b), sealedLength: lengths(b), rawLength: 1, compressed: false })),
+        sealOverhead: SEAL,
+      });
+      return { pack: { id: packId(i), bytes: totalBytes }, entries };
+    });
+  }
+
+  it('takes the packs at least that dead, with their live blobs, and never one whose blobs all live', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uniqueArray(fc.nat({ max: 40 }), { minLength: 1, maxLength: 6 }), { maxLength: 8 }),
+        fc.uniqueArray(fc.nat({ max: 40 })),
+        fc.double({ min: 0.01, max: 1, noNaN: true }),
+        fc.uniqueArray(fc.nat({ max: 7 })),
+        (blobsOfPacks, liveIds, fraction, ineligible) => {
+          const packs = packsOf(blobsOfPacks, (b) => 100 + 37 * b);
+          const marks = new BlobMarks(segmentOfPacks(packs));
+          for (const b of liveIds) marks.mark(id(b));
+          const excluded = new Set(ineligible.map(packId));
+          const plans = packsToRepack({
+            marks,
+            eligible: (p) => !excluded.has(p),
+            minDeadFraction: fraction,
+            sealOverhead: SEAL,
+          });
+          const chosen = new Map(plans.map((p) => [p.pack.id, p]));
+          for (const p of packs) {
+            const plan = chosen.get(p.pack.id);
+            // Marked, and placed here by the inventory (a blob in two packs counts for one): the
+            // blobs to copy, in offset order.
+            const live = p.entries.filter(
+              (e) => marks.isMarked(e.id) && lookupInSegment(marks.inventory, e.id)?.packId === p.pack.id,
+            );
+            const compact = layoutPack({
+              records: live.map((e) => ({ ...e, sealedLength: e.length })),
+              sealOverhead: SEAL,
+            }).totalBytes;
+            const dead = p.pack.bytes - compact;
+            const expected =
+              live.length > 0 && !excluded.has(p.pack.id) && dead > 0 && dead >= fraction * p.pack.bytes;
+            expect(plan !== undefined).toBe(expected);
+            if (!plan) continue;
+            expect(plan.deadBytes).toBe(dead);
+            expect(plan.live.map((l) => l.id)).toEqual(live.map((e) => e.id));
+            expect(plan.live.every((l) => l.packId === p.pack.id)).toBe(true);
+          }
+        },
+      ),
+    );
+  });
+
+  it('never chooses a pack whose blobs are all live, at any threshold', () => {
+    const packs = packsOf([[1, 2, 3], [4]], () => 8220);
+    const marks = new BlobMarks(segmentOfPacks(packs));
+    for (const b of [1, 2, 3, 4]) marks.mark(id(b));
+    expect(
+      packsToRepack({ marks, eligible: () => true, minDeadFraction: Number.MIN_VALUE, sealOverhead: SEAL }),
+    ).toEqual([]);
+  });
+
+  it('no longer counts a relocated blob for its old pack', () => {
+    const packs = packsOf([[1, 2], [3]], () => 10);
+    const marks = new BlobMarks(segmentOfPacks(packs));
+    const relocated = new BlobMarks(marks.inventory);
+    for (const b of [1, 3]) marks.mark(id(b));
+    expect(marks.livePacks()).toEqual(new Set([packId(0), packId(1)]));
+    relocated.mark(id(1));
+    expect(marks.livePacks(relocated)).toEqual(new Set([packId(1)]));
+    // Marked again (a manifest written meanwhile names it): still its copy's.
+    marks.mark(id(1));
+    expect(marks.livePacks(relocated)).toEqual(new Set([packId(1)]));
+    // Another blob of the old pack marked meanwhile keeps it live.
+    marks.mark(id(2));
+    expect(marks.livePacks(relocated)).toEqual(new Set([packId(0), packId(1)]));
   });
 });
 
