@@ -2,7 +2,7 @@
  * The data mover's repository on moto's S3 with its data key from moto's KMS: created once
  * (format object written once, data key wrapped under the repository's encryption context),
  * reopened by another process's clients, blobs read back by ranged GETs and checked, verify,
- * and garbage collection after a snapshot is deleted.
+ * and garbage collection after a snapshot is deleted, repacking mostly dead packs included.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
@@ -112,6 +112,79 @@ describe('the repository on S3 with a KMS data key', () => {
     for (const [i, b] of [...random.slice(0, 6), ...text].entries())
       expect(digest(await other.getBlob(keptIds[i] ?? ''))).toBe(digest(b));
     expect(await other.verify()).toMatchObject({ problems: [] });
+  });
+
+  it('repacks mostly dead packs on S3: live blobs copied, old packs deleted, data intact', async () => {
+    const store = await bucketStore();
+    const { kms, keyArn } = await kmsKey();
+    const repo = await openRepository({
+      store,
+      keys: new KmsKeyWrapper({ client: kms, keyId: keyArn }),
+      create: { packTargetBytes: 256 * KiB },
+    });
+    // Two packs of four blobs; `kept` uses the first blob of each, `gone` all eight.
+    const blobs = Array.from({ length: 8 }, () => randomBytes(64 * KiB));
+    const writer = repo.writer();
+    const ids: string[] = [];
+    for (const b of blobs) ids.push((await writer.putBlob(b)).id);
+    const goneMap = await writer.putBlob(blockMap(ids));
+    await writer.flush();
+    const kept = [0, 4];
+    const keptMapBytes = blockMap(kept.map((i) => ids[i] ?? ''));
+    const keptMap = await writer.putBlob(keptMapBytes);
+    await writer.flush();
+    const manifest = (id: string, map: string) => ({
+      kind: 'block' as const,
+      id,
+      createdAt: new Date().toISOString(),
+      tags: { 'velero.io/backup': id },
+      source: { snapshotId: `snap-${id}` },
+      volumeSizeBytes: 8 * 64 * KiB,
+      blockSizeBytes: 64 * KiB,
+      blockMap: [map],
+      stats: { totalBytes: 0, bytesRead: 0, rawBytesStored: 0, storedBytes: 0, blobsDeduplicated: 0 },
+    });
+    await repo.writeManifest(manifest('gone', goneMap.id));
+    await repo.writeManifest(manifest('kept', keptMap.id));
+    await writer.close();
+    const before = await packSizes(store);
+    expect(before.size).toBe(4);
+
+    await repo.deleteManifest('gone');
+    const report = await repo.collectGarbage();
+
+    const after = await packSizes(store);
+    const deleted = [...before.keys()].filter((k) => !after.has(k));
+    const written = [...after.keys()].filter((k) => !before.has(k));
+    // Both four-blob packs and the pack of gone's block map go; one new pack holds the two copies.
+    expect(deleted).toHaveLength(3);
+    expect(written).toHaveLength(1);
+    expect(report).toMatchObject({
+      packsRepacked: 2,
+      blobsCopied: 2,
+      bytesCopied: after.get(written[0] ?? ''),
+      packsDeleted: 3,
+      bytesFreed: deleted.reduce((n, k) => n + (before.get(k) ?? 0), 0),
+      problems: [],
+    });
+    const sum = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
+    expect(sum(after)).toBeLessThan(sum(before) / 2);
+    // Another process reads everything `kept` names, and verify finds nothing wrong.
+    const other = await openRepository({
+      store: new S3ObjectStore({
+        client: new S3Client({ ...awsConfig(), maxAttempts: 8 }),
+        bucket: store.location.split('/')[2] ?? '',
+        prefix: 'velero',
+      }),
+      keys: new KmsKeyWrapper({ client: new KMSClient({ ...awsConfig(), maxAttempts: 8 }), keyId: keyArn }),
+    });
+    const read = await other.getBlobs([...kept.map((i) => ids[i] ?? ''), keptMap.id]);
+    expect(read.map(digest)).toEqual([
+      ...kept.map((i) => digest(blobs[i] as Uint8Array)),
+      digest(keptMapBytes),
+    ]);
+    expect(await other.verify()).toMatchObject({ blobsChecked: 3, problems: [] });
+    expect(await other.collectGarbage()).toMatchObject({ packsRepacked: 0, blobsCopied: 0, packsDeleted: 0 });
   });
 
   it('refuses to open a repository whose wrapped key belongs to another (encryption context)', async () => {
