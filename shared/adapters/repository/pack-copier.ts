@@ -3,8 +3,8 @@
  * already checked are copied byte for byte into new packs — a record's seal names its blob, not
  * its pack, so it opens in any pack, and nothing is decompressed, compressed or encrypted again —
  * under a lease of its own like any writer. It never deduplicates: every record given is stored,
- * in packs no condemnation of the run can name. It does not index them: repacking does, with an
- * index that names the copies alone. Memory: the open pack (its target and one record at most)
+ * in packs no condemnation of the run can name. Each pack is announced before its upload (the
+ * repack record); it does not index them: repacking does, with an index naming the copies alone. Memory: the open pack (its target and one record at most)
  * and the entries of the packs written, as index segments (49 bytes a blob).
  */
 import { randomBytes } from 'node:crypto';
@@ -39,10 +39,18 @@ export class PackCopier {
   private readonly packs: PackInfo[] = [];
   private readonly segments: IndexSegment[] = [];
   private blobsCopied = 0;
+  private readonly beforeUpload: (packs: readonly PackInfo[], signal?: AbortSignal) => Promise<void>;
 
-  constructor(options: { session: RepositorySession; packTargetBytes: number; leaseTtlMs: number }) {
+  constructor(options: {
+    session: RepositorySession;
+    packTargetBytes: number;
+    leaseTtlMs: number;
+    /** Called with every pack written so far and the next one, before that one is uploaded. */
+    beforeUpload: (packs: readonly PackInfo[], signal?: AbortSignal) => Promise<void>;
+  }) {
     this.session = options.session;
     this.packTargetBytes = options.packTargetBytes;
+    this.beforeUpload = options.beforeUpload;
     this.lease = new WriterLeaseHandle({
       store: options.session.store,
       clock: options.session.clock,
@@ -76,8 +84,9 @@ export class PackCopier {
     this.openBytes = 0;
     const packId = randomBytes(16).toString('hex');
     const { bytes, entries } = assemblePack({ crypto: this.session.crypto, packId, records });
-    await this.session.store.put(repositoryKeys.pack(packId), bytes, { signal });
     const pack = { id: packId, bytes: bytes.length };
+    await this.beforeUpload([...this.packs, pack], signal);
+    await this.session.store.put(repositoryKeys.pack(packId), bytes, { signal });
     this.packs.push(pack);
     this.segments.push(segmentOfPacks([{ pack, entries }]));
   }

@@ -1,8 +1,8 @@
 /**
  * Repacking, a step of garbage collection (docs/repository-format.md, "Repacking"): the live blobs
  * of partly dead packs are read, checked and copied into new packs by a PackCopier under its own
- * lease; the new packs are recorded (gc/repacked/), the index is rewritten to name the copies
- * alone, and the record deleted. The old packs then hold nothing live, and the condemnation that
+ * lease; each new pack is recorded (gc/repacked/) before it is uploaded, the index is rewritten to
+ * name the copies alone, and the record deleted. The old packs then hold nothing live, and the condemnation that
  * follows treats them like any dead pack (two-phase, waiting for the writers that may have loaded
  * them). A run stopped after the record is finished by the next, which prefers recorded copies.
  * Never: a blob copied without its check (length, tag, decompression, id), a pack partly copied
@@ -120,11 +120,11 @@ export async function readEarlierCopies(options: {
 }
 
 /**
- * Copies the live blobs of the planned packs into new packs, records them (a repack record),
- * rewrites the index to name the copies alone (those of `earlier` too), then deletes the records;
- * marks every blob copied in `relocated`. A pack with a live blob that fails its check is left
- * whole and reported; anything else that fails stops the run, which a later run finishes: copies
- * not recorded yet are only duplicated bytes, recorded ones win over the old locations.
+ * Copies the live blobs of the planned packs into new packs, each recorded (a repack record)
+ * before its upload, rewrites the index to name the copies alone (those of `earlier` too), then
+ * deletes the records; marks every blob copied in `relocated`. A pack with a live blob that fails
+ * its check is left whole and reported; anything else that fails stops the run, which a later
+ * run finishes: the recorded copies that exist win over the old locations.
  */
 export async function repack(options: {
   session: RepositorySession;
@@ -139,10 +139,23 @@ export async function repack(options: {
 }): Promise<RepackOutcome> {
   const { session, signal, earlier } = options;
   if (options.plans.length === 0 && earlier.keys.length === 0) return NOTHING;
+  // One repack record for the run, rewritten before each new pack is uploaded: a pack that
+  // exists is always recorded, so a run stopped anywhere leaves no copy the next run would not
+  // prefer (a recorded pack never uploaded is skipped).
+  const recordId = randomBytes(16).toString('hex');
+  const recordKey = repositoryKeys.repacked(recordId);
+  const createdAt = session.clock.now().toISOString();
+  let recorded = false;
   const copier = new PackCopier({
     session,
     packTargetBytes: options.packTargetBytes,
     leaseTtlMs: options.leaseTtlMs,
+    beforeUpload: async (packs, s) => {
+      const record: RepackRecord = { recordId, createdAt, packs: [...packs] };
+      await options.confirmLock(s);
+      await session.store.put(recordKey, JSON.stringify(record), { signal: s });
+      recorded = true;
+    },
   });
   const problems: string[] = [];
   let packsRepacked = 0;
@@ -169,18 +182,7 @@ export async function repack(options: {
       options.plans.length > 0
         ? await copier.flush(signal)
         : { packs: [], copies: EMPTY_SEGMENT, blobsCopied: 0, bytesWritten: 0 };
-    const recordKeys = [...earlier.keys];
-    if (written.packs.length > 0) {
-      // Recorded once durable, before any index names them: from now on they win.
-      const record: RepackRecord = {
-        recordId: randomBytes(16).toString('hex'),
-        createdAt: session.clock.now().toISOString(),
-        packs: [...written.packs],
-      };
-      await options.confirmLock(signal);
-      await session.store.put(repositoryKeys.repacked(record.recordId), JSON.stringify(record), { signal });
-      recordKeys.push(repositoryKeys.repacked(record.recordId));
-    }
+    const recordKeys = recorded ? [...earlier.keys, recordKey] : [...earlier.keys];
     const copies = mergeSegments({ segments: [written.copies, earlier.copies] });
     if (copies.count > 0) {
       await options.confirmLock(signal);

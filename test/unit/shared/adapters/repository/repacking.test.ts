@@ -50,38 +50,40 @@ async function packSizes(store: ObjectStore): Promise<Map<string, number>> {
 const sum = (sizes: Map<string, number>): number => [...sizes.values()].reduce((a, b) => a + b, 0);
 
 /**
- * Backups a1 and a2 each fill one pack with a block b keeps and three only they use (plus a pack
- * for their block map); b names the kept blocks. Deleting a1 and a2 leaves those two packs three
+ * Backups a1, a2, … each fill one pack with a block b keeps and three only they use (plus a pack
+ * for their block map); b names the kept blocks. Deleting the a's leaves those packs three
  * quarters dead, and their block-map packs dead.
  */
-async function mostlyDead(store: ObjectStore): Promise<{
+async function mostlyDead(
+  store: ObjectStore,
+  count = 2,
+): Promise<{
   repo: OpenedRepository;
-  /** Everything b needs: its two blocks and its block map. */
+  /** Everything b needs: its blocks (one from each mostly dead pack) and its block map. */
   live: Blob[];
-  /** The two mostly dead packs, the one holding live[0] first. */
-  mostlyDeadPacks: [string, string];
-  /** Every pack a1 and a2 wrote. */
+  /** The mostly dead packs, in the order of b's blocks. */
+  mostlyDeadPacks: string[];
+  /** Every pack the a's wrote. */
   packsOfA: Set<string>;
 }> {
   const repo = await open(store);
-  const [k1, k2] = blocks(2) as [Uint8Array, Uint8Array];
+  const kept = blocks(count);
   const before = await packSizes(store);
-  await backup(repo, 'a1', [k1, ...blocks(3)]);
-  const afterA1 = await packSizes(store);
-  await backup(repo, 'a2', [k2, ...blocks(3)]);
-  const afterA2 = await packSizes(store);
-  const newIn = (after: Map<string, number>, was: Map<string, number>): [string, number][] =>
-    [...after].filter(([p]) => !was.has(p)).sort((x, y) => y[1] - x[1]);
-  const [p1] = newIn(afterA1, before)[0] ?? [''];
-  const [p2] = newIn(afterA2, afterA1)[0] ?? [''];
-  const b = await backup(repo, 'b', [k1, k2]);
-  await repo.deleteManifest('a1');
-  await repo.deleteManifest('a2');
+  const mostlyDeadPacks: string[] = [];
+  for (const [i, k] of kept.entries()) {
+    const was = await packSizes(store);
+    await backup(repo, `a${i}`, [k, ...blocks(3)]);
+    const fresh = [...(await packSizes(store))].filter(([p]) => !was.has(p)).sort((x, y) => y[1] - x[1]);
+    mostlyDeadPacks.push(fresh[0]?.[0] ?? '');
+  }
+  const afterA = await packSizes(store);
+  const b = await backup(repo, 'b', kept);
+  for (const i of kept.keys()) await repo.deleteManifest(`a${i}`);
   return {
     repo,
     live: b,
-    mostlyDeadPacks: [p1, p2],
-    packsOfA: new Set([...afterA2.keys()].filter((p) => !before.has(p))),
+    mostlyDeadPacks,
+    packsOfA: new Set([...afterA.keys()].filter((p) => !before.has(p))),
   };
 }
 
@@ -188,7 +190,7 @@ describe('repacking partly dead packs', () => {
   it('leaves a pack whole, naming the blob, when one of its live blobs fails its check, and repacks the others', async () => {
     const { store } = await tempStore();
     const { repo, live, mostlyDeadPacks } = await mostlyDead(store);
-    const [bad, good] = mostlyDeadPacks;
+    const [bad, good] = mostlyDeadPacks as [string, string];
     // The kept block is the first record of its pack: flip a byte inside it.
     const key = repositoryKeys.pack(bad);
     const bytes = Buffer.from((await store.get(key)) as Uint8Array);
@@ -350,13 +352,13 @@ async function until(check: () => boolean): Promise<void> {
 
 describe('a garbage collection stopped while repacking', () => {
   const { packsDir, indexDir, condemnedDir, repackedDir } = repositoryKeys;
-  // The collector's writes in order: the new pack, its repack record, the index naming the copies
+  // The collector's writes in order: the repack record, the new pack, the index naming the copies
   // alone (then the replaced index objects deleted), the record deleted, the condemnation, its
   // blockers, the index without the old packs, the old packs deleted.
-  // Copies not recorded yet are copied again; recorded ones are taken as they are.
+  // A copy not uploaded yet is made again; one uploaded is taken as it is.
   it.each<[string, Omit<Trap, 'mode'>, number]>([
-    ['killed once the new pack is uploaded', { op: 'put', prefix: packsDir, skip: 0 }, 2],
-    ['killed once the new pack is recorded', { op: 'put', prefix: repackedDir, skip: 0 }, 0],
+    ['killed once the new pack is recorded', { op: 'put', prefix: repackedDir, skip: 0 }, 2],
+    ['killed once the new pack is uploaded', { op: 'put', prefix: packsDir, skip: 0 }, 0],
     ['killed once the index naming the copies is written', { op: 'put', prefix: indexDir, skip: 0 }, 0],
     ['killed while the replaced index objects are deleted', { op: 'delete', prefix: indexDir, skip: 0 }, 0],
     ['killed once the repack record is deleted', { op: 'delete', prefix: repackedDir, skip: 0 }, 0],
@@ -388,10 +390,30 @@ describe('a garbage collection stopped while repacking', () => {
     },
   );
 
-  // Copies not recorded yet are copied again; recorded ones are taken as they are.
+  it('killed between two of its new packs: the next run takes the packs uploaded and copies only the rest', async () => {
+    const { store: inner } = await tempStore();
+    const store = new StoppingStore(inner);
+    // Twelve mostly dead packs: their twelve live blocks fill three new packs of four.
+    const { repo, live, packsOfA } = await mostlyDead(store, 12);
+    store.arm({ op: 'put', prefix: packsDir, skip: 1, mode: 'kill' });
+    void repo.collectGarbage().catch(() => undefined);
+    await until(() => store.stopped);
+
+    const rerun = await open(inner, new TestClock(Date.now() + 3_600_000));
+    const report = await rerun.collectGarbage();
+    expect(report).toMatchObject({ packsRepacked: 4, blobsCopied: 4, packsDeleted: packsOfA.size });
+    const packs = await packSizes(inner);
+    // The two packs of the stopped run, the one of this run, and b's block map.
+    expect(packs.size).toBe(4);
+    expect(await inner.list(repositoryKeys.repackedDir)).toEqual([]);
+    await expectIntact(inner, live);
+    expect(await rerun.collectGarbage()).toMatchObject(nothingToDo);
+  });
+
+  // A copy not uploaded is made again; one uploaded is taken as it is.
   it.each<[string, Omit<Trap, 'mode'>, number]>([
-    ['the new pack fails to upload', { op: 'put', prefix: packsDir, skip: 0 }, 2],
     ['the repack record fails to be written', { op: 'put', prefix: repackedDir, skip: 0 }, 2],
+    ['the new pack fails to upload', { op: 'put', prefix: packsDir, skip: 0 }, 2],
     ['the index naming the copies fails to be written', { op: 'put', prefix: indexDir, skip: 0 }, 0],
   ])('when %s, the run fails and the next one finishes the work', async (_, trap, copiedAgain) => {
     const { store: inner } = await tempStore();
