@@ -166,7 +166,9 @@ export async function restoreBlocks(options: BlockRestoreOptions): Promise<Block
       await pool.drain();
     } catch (error) {
       await pool.abort(error);
-      throw error;
+      // A read aborted because a write failed (or the run was cancelled) reports that cause,
+      // not its own abort (the SDK's "Request aborted").
+      throw pool.signal.reason ?? error;
     }
     report();
     const status: EbsSnapshotStatus = await target.completeSnapshot({

@@ -3,7 +3,7 @@
  * collection) between planning and running: the backup reads everything, over the real pack
  * repository on a local directory store. Block mode reads a fake of the SnapshotBlocks port.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,57 +18,10 @@ import {
 } from '../../../../shared/adapters/repository/open-repository.js';
 import { fileTreeChildren } from '../../../../shared/domain/file-tree.js';
 import type { Clock } from '../../../../shared/ports/clock.js';
-import {
-  type BlockPage,
-  type ChangedBlockRef,
-  EBS_BLOCK_SIZE,
-  type SnapshotBlockData,
-  type SnapshotBlockRef,
-  type SnapshotBlocks,
-} from '../../../../shared/ports/snapshot-blocks.js';
+import { EBS_BLOCK_SIZE, type SnapshotBlocks } from '../../../../shared/ports/snapshot-blocks.js';
+import { FakeBlocks } from './support.js';
 
 const clock: Clock = { now: () => new Date('2026-11-23T12:00:00.000Z') };
-
-/** Snapshots as maps of block index → data; comparing two is refused unless `compare` allows it. */
-class FakeBlocks
-  implements Pick<SnapshotBlocks, 'listSnapshotBlocks' | 'listChangedBlocks' | 'getSnapshotBlock'>
-{
-  readonly changedListings: string[] = [];
-  blocksRead = 0;
-  constructor(private readonly snapshots: Record<string, Map<number, Uint8Array>>) {}
-  async *listSnapshotBlocks(o: { snapshotId: string }): AsyncIterable<BlockPage<SnapshotBlockRef>> {
-    const blocks = [...(this.snapshots[o.snapshotId]?.keys() ?? [])].sort((a, b) => a - b);
-    yield {
-      volumeSizeGiB: 1,
-      blockSizeBytes: EBS_BLOCK_SIZE,
-      blocks: blocks.map((index) => ({ index, token: `${o.snapshotId}/${index}` })),
-    };
-  }
-  async *listChangedBlocks(o: {
-    firstSnapshotId: string;
-    secondSnapshotId: string;
-  }): AsyncIterable<BlockPage<ChangedBlockRef>> {
-    this.changedListings.push(`${o.firstSnapshotId}..${o.secondSnapshotId}`);
-    const first = this.snapshots[o.firstSnapshotId] ?? new Map();
-    const second = this.snapshots[o.secondSnapshotId] ?? new Map();
-    const indexes = [...new Set([...first.keys(), ...second.keys()])].sort((a, b) => a - b);
-    const changed = indexes.filter((i) => !Buffer.from(first.get(i) ?? []).equals(second.get(i) ?? []));
-    yield {
-      volumeSizeGiB: 1,
-      blockSizeBytes: EBS_BLOCK_SIZE,
-      blocks: changed.map((index) => ({
-        index,
-        ...(second.has(index) ? { secondToken: `${o.secondSnapshotId}/${index}` } : {}),
-      })),
-    };
-  }
-  async getSnapshotBlock(o: { snapshotId: string; blockIndex: number }): Promise<SnapshotBlockData> {
-    this.blocksRead++;
-    const data = this.snapshots[o.snapshotId]?.get(o.blockIndex);
-    if (!data) throw new Error(`no block ${o.blockIndex} in ${o.snapshotId}`);
-    return { data, sha256: createHash('sha256').update(data).digest() };
-  }
-}
 
 describe('a backup whose parent manifest was deleted and collected', () => {
   let root: string;
