@@ -16,6 +16,7 @@ import {
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
 import type { VolumePlan, VolumesProgress } from '../../shared/contracts/restore-volumes.js';
+import { isKmsKeyArn } from '../../shared/domain/ebs-volume.js';
 import { dataMoverWorkKeys } from '../../shared/domain/storage-keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
@@ -104,7 +105,7 @@ export async function advanceMovedVolumes(options: {
       );
       continue;
     }
-    if (kmsKeyArn && !kmsKeyArn.startsWith('arn:')) {
+    if (kmsKeyArn && !isKmsKeyArn(kmsKeyArn)) {
       options.fail(
         volume.pvName,
         `volumeKmsKeyId ${kmsKeyArn} is not a key ARN: a volume written from the repository is encrypted through EBS StartSnapshot, which takes a key ARN`,

@@ -1,10 +1,12 @@
 /**
- * A restore's `volumeKmsKeyId` against the backup's moved volumes: a volume the data mover wrote
- * into its repository is restored through EBS StartSnapshot, which takes a key ARN only (EC2's
+ * A restore's `volumeKmsKeyId` against the backup's moved volumes: a volume Lifeboat's data mover
+ * wrote into its repository is restored through EBS StartSnapshot, which takes a key ARN only (EC2's
  * CreateVolume also takes a key id or alias). Checked at validation, so such a restore ends
  * FailedValidation before anything is created instead of failing those volumes one by one later.
  */
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
+import { movedByLifeboat } from '../../shared/domain/data-movement.js';
+import { isKmsKeyArn } from '../../shared/domain/ebs-volume.js';
 import type { FieldProblem } from '../../shared/domain/errors.js';
 import { shouldInclude } from '../../shared/domain/includes-excludes.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -18,7 +20,7 @@ export async function movedVolumeKeyProblems(options: {
 }): Promise<FieldProblem[]> {
   const { spec } = options;
   const key = spec.volumeKmsKeyId;
-  if (!key || key.startsWith('arn:') || spec.restorePVs === false) return [];
+  if (!key || isKmsKeyArn(key) || spec.restorePVs === false) return [];
   let infos: Awaited<ReturnType<typeof loadBackupVolumeInfos>>;
   try {
     infos = await loadBackupVolumeInfos({
@@ -33,7 +35,10 @@ export async function movedVolumeKeyProblems(options: {
   const namespaces = { includes: spec.includedNamespaces ?? ['*'], excludes: spec.excludedNamespaces ?? [] };
   const moved = infos.filter(
     (info) =>
-      info.snapshotDataMoved === true &&
+      // Only volumes the repository restores (Lifeboat's data mover, completed): others are
+      // re-provisioned empty or fail anyway, and a key id or alias serves them.
+      movedByLifeboat(info) &&
+      info.snapshotDataMovementInfo?.Phase === 'Completed' &&
       !info.skipped &&
       (info.pvcNamespace === undefined ||
         info.pvcNamespace === '' ||

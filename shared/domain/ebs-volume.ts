@@ -135,3 +135,12 @@ export function restoredVolumeTags(options: {
   }
   return [...tags].slice(0, MAX_TAGS).map(([key, value]) => ({ key, value }));
 }
+
+/**
+ * Whether a KMS key reference is a key ARN (`arn:<partition>:kms:<region>:<account>:key/<id>`),
+ * the only form EBS StartSnapshot's KmsKeyArn takes (EC2 CreateVolume also takes key ids and
+ * aliases).
+ */
+export function isKmsKeyArn(value: string): boolean {
+  return /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[^/]+$/.test(value);
+}

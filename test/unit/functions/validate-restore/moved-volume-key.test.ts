@@ -27,16 +27,30 @@ async function storeWithBackup(volumes: Record<string, unknown>[]): Promise<Loca
   return store;
 }
 
-const volume = (namespace: string, moved: boolean) => ({
+/** A volume of the backup: its data moved by `mover` (Lifeboat's or Velero's), or not moved. */
+const volume = (namespace: string, mover?: { dataMover: string; Phase?: string }) => ({
   pvcName: 'data',
   pvcNamespace: namespace,
   pvName: `pv-${namespace}`,
   backupMethod: 'NativeSnapshot',
-  snapshotDataMoved: moved,
+  snapshotDataMoved: mover !== undefined,
   preserveLocalSnapshot: false,
   skipped: false,
   result: 'succeeded',
+  ...(mover
+    ? {
+        snapshotDataMovementInfo: {
+          dataMover: mover.dataMover,
+          uploaderType: mover.dataMover === 'lifeboat' ? 'lifeboat-block' : 'kopia',
+          snapshotHandle: `nightly_vol-${namespace}`,
+          operationID: `nightly_vol-${namespace}`,
+          size: 8 * 2 ** 30,
+          Phase: mover.Phase ?? 'Completed',
+        },
+      }
+    : {}),
 });
+const byLifeboat = { dataMover: 'lifeboat' };
 
 const restore = (spec: Record<string, unknown>) => ({
   request: {
@@ -50,8 +64,28 @@ const restore = (spec: Record<string, unknown>) => ({
 });
 
 describe('ValidateRestore: the key of volumes restored from the data mover repository', () => {
+  it.each([
+    ['an alias ARN', 'arn:aws:kms:us-east-1:123456789012:alias/dr-volumes'],
+    ['a key id', '1234abcd-12ab-34cd-56ef-1234567890ab'],
+  ])('refuses %s too: StartSnapshot takes a key ARN only', async (_, key) => {
+    const store = await storeWithBackup([volume('shop', byLifeboat)]);
+    const outcome = await validateRestore(restore({ volumeKmsKeyId: key }), { store, clock });
+    expect(outcome).toMatchObject({ valid: false });
+    expect(JSON.stringify(outcome)).toContain('restore.spec.volumeKmsKeyId');
+  });
+
+  it.each([
+    ['moved by Velero’s data mover (re-provisioned empty)', { dataMover: 'velero' }],
+    ['whose movement did not complete (fails anyway)', { dataMover: 'lifeboat', Phase: 'Failed' }],
+  ])('accepts an alias when the only moved volume was %s', async (_, mover) => {
+    const store = await storeWithBackup([volume('shop', mover)]);
+    expect(await validateRestore(restore({ volumeKmsKeyId: 'alias/dr' }), { store, clock })).toMatchObject({
+      valid: true,
+    });
+  });
+
   it('refuses a key alias when a selected volume was moved, naming the field and the volume', async () => {
-    const store = await storeWithBackup([volume('shop', true), volume('web', false)]);
+    const store = await storeWithBackup([volume('shop', byLifeboat), volume('web')]);
     const outcome = await validateRestore(restore({ volumeKmsKeyId: 'alias/dr-volumes' }), { store, clock });
     expect(outcome).toMatchObject({ valid: false });
     expect(JSON.stringify(outcome)).toContain('restore.spec.volumeKmsKeyId');
@@ -74,7 +108,7 @@ describe('ValidateRestore: the key of volumes restored from the data mover repos
       { volumeKmsKeyId: '1234abcd-12ab-34cd-56ef-1234567890ab', includedNamespaces: ['web'] },
     ],
   ])('accepts %s', async (_, spec) => {
-    const store = await storeWithBackup([volume('shop', true), volume('web', false)]);
+    const store = await storeWithBackup([volume('shop', byLifeboat), volume('web')]);
     expect(await validateRestore(restore(spec), { store, clock })).toMatchObject({ valid: true });
   });
 });
