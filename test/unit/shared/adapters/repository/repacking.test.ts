@@ -345,8 +345,9 @@ interface Trap {
   readonly mode: 'kill' | 'fail';
 }
 
+/** Waits for the collection to reach its trap: generously, a loaded machine may be slow to get there. */
 async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (let i = 0; i < 12_000 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
   if (!check()) throw new Error('condition not reached');
 }
 
