@@ -8,6 +8,7 @@
  */
 import {
   type BlobLocation,
+  compareIdsAt,
   type IndexSegment,
   locationAt,
   type PackInfo,
@@ -77,6 +78,25 @@ export class BlobMarks {
       }
     return live;
   }
+}
+
+/**
+ * The blobs marked live that `next` (the index about to replace the current one) has no location
+ * for: one pass over both, which are sorted by id. Garbage collection keeps a pack rather than let
+ * one of these lose its last indexed location.
+ */
+export function liveBlobsMissing(options: { marks: BlobMarks; next: IndexSegment }): string[] {
+  const { marks, next } = options;
+  const inventory = marks.inventory;
+  const missing: string[] = [];
+  let j = 0;
+  for (let i = 0; i < inventory.count; i++) {
+    if (!marks.markedAt(i)) continue;
+    while (j < next.count && compareIdsAt(next, j, inventory, i) < 0) j++;
+    if (j >= next.count || compareIdsAt(next, j, inventory, i) !== 0)
+      missing.push(locationAt(inventory, i).id);
+  }
+  return missing;
 }
 
 /** A partly dead pack to rewrite: its live blobs, to be copied into new packs. */

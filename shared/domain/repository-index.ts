@@ -8,7 +8,8 @@
  *   record = blob id 32 | u32 pack number | u32 offset | u32 length | u32 plaintext length | u8 flags
  *
  * Never: a record whose pack is not in its table, records out of order, two records of one id
- * in one table.
+ * in one table; a blob's location in a pack that is kept dropped by a merge (a blob in several
+ * packs keeps a location in each, its others set aside or in further levels).
  */
 import { asciiBytes, compareBytes, fromHex, readU32, toHex, writeU32 } from './repository-bytes.js';
 import { BLOB_ID_BYTES, PACK_ID_BYTES, type PackEntry, PackFormatError } from './repository-pack.js';
@@ -125,18 +126,54 @@ export function segmentOfPacks(
   return { packs: packs.map((p) => p.pack), records: records.subarray(0, count * INDEX_RECORD_BYTES), count };
 }
 
+/** Records appended one by one into a buffer that grows. */
+class RecordRows {
+  private bytes: Uint8Array;
+  count = 0;
+  constructor(capacity: number) {
+    this.bytes = new Uint8Array(Math.max(1, capacity) * INDEX_RECORD_BYTES);
+  }
+  push(from: Uint8Array, at: number, packNo: number): void {
+    const target = this.count * INDEX_RECORD_BYTES;
+    if (target + INDEX_RECORD_BYTES > this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes);
+      this.bytes = grown;
+    }
+    this.bytes.set(from.subarray(at, at + INDEX_RECORD_BYTES), target);
+    writeU32(this.bytes, target + 32, packNo);
+    this.count++;
+  }
+  segment(packs: readonly PackInfo[]): IndexSegment {
+    return { packs, records: this.bytes.slice(0, this.count * INDEX_RECORD_BYTES), count: this.count };
+  }
+}
+
 /**
- * Merges segments into one: the union of their records (the first segment's location wins for an
- * id in several), less every record of an excluded pack; the pack table lists the packs kept.
+ * Merges segments into levels, keeping every location of a blob in a pack that is kept: level 0
+ * holds one location of every blob (the first segment's wins, unless its pack is demoted), level 1
+ * a second location in another pack where there is one, and so on. Each level is a segment (sorted,
+ * each id once), so each can be an index object of its own. Dropped: locations in excluded packs,
+ * a second location in the same pack, and with `firstReplaces` every other location of a blob the
+ * first segment holds (repacking's copies replace their old locations). Level 0's pack table lists
+ * every pack kept, the others only the packs they use.
  */
-export function mergeSegments(options: {
+export function mergeLevels(options: {
   segments: readonly IndexSegment[];
   excludePacks?: ReadonlySet<string>;
-}): IndexSegment {
+  /** Locations in these packs come after every other location of the same blob. */
+  demotePacks?: ReadonlySet<string>;
+  firstReplaces?: boolean;
+  /** Levels built at most (1: one location a blob, as mergeSegments). */
+  maxLevels?: number;
+}): IndexSegment[] {
+  const { segments } = options;
   const exclude = options.excludePacks ?? new Set<string>();
+  const demote = options.demotePacks ?? new Set<string>();
+  const maxLevels = Math.max(1, options.maxLevels ?? Number.POSITIVE_INFINITY);
   const packs: PackInfo[] = [];
   const packNo = new Map<string, number>();
-  const remap = options.segments.map((s) =>
+  const remap = segments.map((s) =>
     s.packs.map((p) => {
       if (exclude.has(p.id)) return -1;
       let n = packNo.get(p.id);
@@ -148,22 +185,50 @@ export function mergeSegments(options: {
       return n;
     }),
   );
-  const total = options.segments.reduce((sum, s) => sum + s.count, 0);
-  const out = new Uint8Array(total * INDEX_RECORD_BYTES);
-  const cursor = options.segments.map(() => 0);
-  let count = 0;
+  const demoted = packs.map((p) => demote.has(p.id));
+  const total = segments.reduce((sum, s) => sum + s.count, 0);
+  const levels = [new RecordRows(total)];
+  /** For levels above 0: pack number in `packs` → pack number in the level's own table. */
+  const levelPackNo: Map<number, number>[] = [new Map()];
+  const levelPacks: PackInfo[][] = [packs];
+  const cursor = segments.map(() => 0);
+  // The kept locations of the current id, in segment order: segment, byte offset, pack number.
+  const foundSeg = new Int32Array(segments.length);
+  const foundAt = new Int32Array(segments.length);
+  const foundPack = new Int32Array(segments.length);
+  const place = (s: number, level: number): void => {
+    const records = (segments[s] as IndexSegment).records;
+    const pack = foundPack[s] as number;
+    if (level === 0) {
+      (levels[0] as RecordRows).push(records, foundAt[s] as number, pack);
+      return;
+    }
+    if (levels.length <= level) {
+      levels.push(new RecordRows(16));
+      levelPackNo.push(new Map());
+      levelPacks.push([]);
+    }
+    const table = levelPackNo[level] as Map<number, number>;
+    let n = table.get(pack);
+    if (n === undefined) {
+      n = (levelPacks[level] as PackInfo[]).length;
+      (levelPacks[level] as PackInfo[]).push(packs[pack] as PackInfo);
+      table.set(pack, n);
+    }
+    (levels[level] as RecordRows).push(records, foundAt[s] as number, n);
+  };
   for (;;) {
-    // The smallest id among the segments' cursors; ties go to the earliest segment.
+    // The smallest id among the segments' cursors.
     let best = -1;
-    for (let s = 0; s < options.segments.length; s++) {
-      const seg = options.segments[s] as IndexSegment;
+    for (let s = 0; s < segments.length; s++) {
+      const seg = segments[s] as IndexSegment;
       const i = cursor[s] as number;
       if (i >= seg.count) continue;
       if (best < 0) {
         best = s;
         continue;
       }
-      const bestSeg = options.segments[best] as IndexSegment;
+      const bestSeg = segments[best] as IndexSegment;
       const c = compareBytes({
         a: seg.records,
         aOffset: i * INDEX_RECORD_BYTES,
@@ -174,31 +239,58 @@ export function mergeSegments(options: {
       if (c < 0) best = s;
     }
     if (best < 0) break;
-    const seg = options.segments[best] as IndexSegment;
-    const at = (cursor[best] as number) * INDEX_RECORD_BYTES;
-    const id = seg.records.subarray(at, at + BLOB_ID_BYTES);
-    // Advance every cursor sitting on this id; take the first location whose pack is kept.
-    let taken = false;
-    for (let s = 0; s < options.segments.length; s++) {
-      const other = options.segments[s] as IndexSegment;
+    const bestSeg = segments[best] as IndexSegment;
+    const idAt = (cursor[best] as number) * INDEX_RECORD_BYTES;
+    const id = bestSeg.records.subarray(idAt, idAt + BLOB_ID_BYTES);
+    // Advance every cursor sitting on this id, gathering the locations whose pack is kept (once a
+    // pack); foundSeg lists them in segment order, the arrays are indexed by segment.
+    let found = 0;
+    for (let s = 0; s < segments.length; s++) {
+      const other = segments[s] as IndexSegment;
       const i = cursor[s] as number;
       if (i >= other.count) continue;
       const oat = i * INDEX_RECORD_BYTES;
       if (compareBytes({ a: other.records, aOffset: oat, b: id, bOffset: 0, length: BLOB_ID_BYTES }) !== 0)
         continue;
+      cursor[s] = i + 1;
       const n = (remap[s] as number[])[readU32(other.records, oat + 32)];
       if (n === undefined) throw new PackFormatError('index record names a pack outside its table');
-      if (!taken && n >= 0) {
-        const target = count * INDEX_RECORD_BYTES;
-        out.set(other.records.subarray(oat, oat + INDEX_RECORD_BYTES), target);
-        writeU32(out, target + 32, n);
-        count++;
-        taken = true;
-      }
-      cursor[s] = i + 1;
+      if (n < 0) continue;
+      let seen = false;
+      for (let f = 0; f < found && !seen; f++) seen = foundPack[foundSeg[f] as number] === n;
+      if (seen) continue;
+      foundSeg[found] = s;
+      foundAt[s] = oat;
+      foundPack[s] = n;
+      found++;
     }
+    if (found === 0) continue;
+    if (found === 1 || (options.firstReplaces && foundSeg[0] === 0)) {
+      place(foundSeg[0] as number, 0);
+      continue;
+    }
+    let level = 0;
+    for (let pass = 0; pass < 2; pass++)
+      for (let f = 0; f < found && level < maxLevels; f++) {
+        const s = foundSeg[f] as number;
+        if ((demoted[foundPack[s] as number] ? 1 : 0) !== pass) continue;
+        place(s, level);
+        level++;
+      }
   }
-  return { packs, records: out.slice(0, count * INDEX_RECORD_BYTES), count };
+  return levels.map((rows, i) => rows.segment(levelPacks[i] as PackInfo[]));
+}
+
+/**
+ * Merges segments into one: the union of their records (the first segment's location wins for an
+ * id in several), less every record of an excluded pack; the pack table lists the packs kept.
+ */
+export function mergeSegments(options: {
+  segments: readonly IndexSegment[];
+  excludePacks?: ReadonlySet<string>;
+  demotePacks?: ReadonlySet<string>;
+}): IndexSegment {
+  return mergeLevels({ ...options, maxLevels: 1 })[0] as IndexSegment;
 }
 
 export function encodeIndex(segment: IndexSegment): Uint8Array {
@@ -271,6 +363,17 @@ export function positionIn(segment: IndexSegment, id: string): number {
   return findIn(segment, bytes);
 }
 
+/** Compares the blob ids of record `i` of `a` and record `j` of `b` (negative: a's sorts first). */
+export function compareIdsAt(a: IndexSegment, i: number, b: IndexSegment, j: number): number {
+  return compareBytes({
+    a: a.records,
+    aOffset: i * INDEX_RECORD_BYTES,
+    b: b.records,
+    bOffset: j * INDEX_RECORD_BYTES,
+    length: BLOB_ID_BYTES,
+  });
+}
+
 /** The pack number (in the segment's pack table) of a record. */
 export function packNumberAt(segment: IndexSegment, record: number): number {
   return readU32(segment.records, record * INDEX_RECORD_BYTES + 32);
@@ -297,13 +400,21 @@ export function* locationsOf(segment: IndexSegment): Generator<BlobLocation> {
   for (let i = 0; i < segment.count; i++) yield recordAt(segment, i);
 }
 
+/** Segments of locations that lost a merge kept before they are merged together. */
+const MIN_OTHERS_BEFORE_MERGE = 8;
+
 /**
  * Every loaded segment, merged as they arrive like a binary counter (a segment is merged into
  * the one before while it is at least half that one's size), so at most log2(n) segments are
- * searched per lookup. Newer segments are searched first.
+ * searched per lookup. Newer segments are searched first. A blob that several loaded segments
+ * place in different packs keeps every location: a merge keeps one in the merged segment and the
+ * others aside (`locationsOf`, `levels`), so no location is forgotten before its pack is deleted.
  */
 export class IndexView {
   private segments: IndexSegment[] = [];
+  /** Locations merges set aside: a blob's location in another pack than the one searched first. */
+  private others: IndexSegment[] = [];
+  private othersLimit = MIN_OTHERS_BEFORE_MERGE;
   private readonly packTable = new Map<string, number>();
 
   add(segment: IndexSegment): void {
@@ -314,8 +425,17 @@ export class IndexView {
       const last = this.segments[this.segments.length - 1] as IndexSegment;
       const before = this.segments[this.segments.length - 2] as IndexSegment;
       if (last.count * 2 < before.count) break;
-      this.segments.splice(-2, 2, mergeSegments({ segments: [last, before] }));
+      const [merged, ...aside] = mergeLevels({ segments: [last, before] });
+      this.segments.splice(-2, 2, merged as IndexSegment);
+      this.keepAside(aside);
     }
+  }
+
+  private keepAside(levels: readonly IndexSegment[]): void {
+    for (const level of levels) if (level.count > 0) this.others.push(level);
+    if (this.others.length <= this.othersLimit) return;
+    this.others = mergeLevels({ segments: this.others }).filter((l) => l.count > 0);
+    this.othersLimit = Math.max(MIN_OTHERS_BEFORE_MERGE, 2 * this.others.length);
   }
 
   lookup(id: string): BlobLocation | undefined {
@@ -327,6 +447,21 @@ export class IndexView {
       if (i >= 0) return recordAt(seg, i);
     }
     return undefined;
+  }
+
+  /** Every location of a blob, one a pack: the one `lookup` gives first, then the others. */
+  locationsOf(id: string): BlobLocation[] {
+    const bytes = fromHex(id);
+    if (!bytes || bytes.length !== BLOB_ID_BYTES) return [];
+    const out: BlobLocation[] = [];
+    const searched = [...this.segments.slice().reverse(), ...this.others];
+    for (const seg of searched) {
+      const i = findIn(seg, bytes);
+      if (i < 0) continue;
+      const location = recordAt(seg, i);
+      if (!out.some((l) => l.packId === location.packId)) out.push(location);
+    }
+    return out;
   }
 
   /** Packs some loaded index covers, with their sizes. */
@@ -343,13 +478,39 @@ export class IndexView {
     return this.segments.reduce((n, s) => n + s.count, 0);
   }
 
-  /** All segments as one (for compaction and GC), less the excluded packs. */
-  merged(excludePacks?: ReadonlySet<string>): IndexSegment {
+  /**
+   * Every location as levels (mergeLevels): level 0 one location a blob, the newest loaded unless
+   * its pack is demoted; then the blob's locations in other packs. Excluded packs are dropped
+   * before a location is chosen, so a blob is only lost if every one of its packs is excluded.
+   * `prefer`'s locations come first and replace the others of their blobs.
+   */
+  levels(options?: {
+    excludePacks?: ReadonlySet<string>;
+    demotePacks?: ReadonlySet<string>;
+    prefer?: IndexSegment;
+    maxLevels?: number;
+  }): IndexSegment[] {
     const packsOnly: IndexSegment = {
       packs: [...this.packTable].map(([id, bytes]) => ({ id, bytes })),
       records: new Uint8Array(0),
       count: 0,
     };
-    return mergeSegments({ segments: [packsOnly, ...this.segments.slice().reverse()], excludePacks });
+    const prefer = options?.prefer;
+    return mergeLevels({
+      segments: [...(prefer ? [prefer] : []), packsOnly, ...this.segments.slice().reverse(), ...this.others],
+      ...(options?.excludePacks ? { excludePacks: options.excludePacks } : {}),
+      ...(options?.demotePacks ? { demotePacks: options.demotePacks } : {}),
+      ...(options?.maxLevels !== undefined ? { maxLevels: options.maxLevels } : {}),
+      firstReplaces: prefer !== undefined,
+    });
+  }
+
+  /** All segments as one location a blob (for GC and verify), less the excluded packs. */
+  merged(excludePacks?: ReadonlySet<string>, demotePacks?: ReadonlySet<string>): IndexSegment {
+    return this.levels({
+      ...(excludePacks ? { excludePacks } : {}),
+      ...(demotePacks ? { demotePacks } : {}),
+      maxLevels: 1,
+    })[0] as IndexSegment;
   }
 }

@@ -17,6 +17,7 @@ import {
   BlobMarks,
   DEFAULT_REPACK_DEAD_FRACTION,
   leaseIsLive,
+  liveBlobsMissing,
   packsToCondemn,
   packsToRepack,
   planSweep,
@@ -195,11 +196,14 @@ export async function collectGarbage(options: {
     const headers = await mapBounded(unindexed, READ_CONCURRENCY, (packId) =>
       readPackHeader({ store: session.store, crypto: session.crypto, packId, signal }),
     );
+    // Packs an index names that no longer exist (an index object that landed after its packs were
+    // deleted): dropped before a location is chosen, so a blob they hide counts for another pack.
     const gone = new Set([...indexed].filter((id) => !listedSet.has(id)));
+    // A blob in several packs counts for one not condemned where it can: the condemned one goes.
     const inventory = mergeSegments({
       segments: [
         earlier.copies,
-        session.index.merged(),
+        session.index.merged({ excludePacks: gone, demotePacks: session.condemnedPacks() }),
         segmentOfPacks(headers.filter((h) => h !== undefined)),
       ],
       excludePacks: gone,
@@ -269,17 +273,36 @@ export async function collectGarbage(options: {
       packHasLiveBlob: (id) => livePacks.has(id),
     });
     const deleting = new Set(plan.deletions.map((p) => p.id));
-    let bytesFreed = 0;
-    if (deleting.size > 0 || session.index.indexKeys().length > 1) {
+    const problems = [...repacked.problems];
+    const kept = new Set<string>();
+    if (deleting.size > 0 || gone.size > 0 || session.index.indexKeys().length > 1) {
       await lock.confirm(signal);
-      // The index first: a pack is never deleted while an index names it.
+      // The index first: a pack is never deleted while an index names it. The rewrite keeps every
+      // location of a blob but those in the deleted (and gone) packs; should a live blob still be
+      // left with none, its packs are kept (a failsafe: reprieved and reported).
       await session.index.compact({
-        excludePacks: deleting,
+        excludePacks: new Set([...deleting, ...gone]),
         ...(repacked.copies.count > 0 ? { prefer: repacked.copies } : {}),
+        check: (next) => {
+          for (const id of liveBlobsMissing({ marks, next })) {
+            const locations = session.index.locations(id);
+            const holders = locations.filter((l) => deleting.has(l.packId)).map((l) => l.packId);
+            for (const pack of holders) kept.add(pack);
+            if (holders.length > 0)
+              problems.push(
+                `pack${holders.length > 1 ? 's' : ''} ${holders.join(', ')} kept: live blob ${id} would have had no other indexed location`,
+              );
+            else if (locations.length > 0)
+              problems.push(`live blob ${id}: the index names it only in packs that are gone`);
+          }
+          return kept;
+        },
         signal,
       });
     }
-    for (const pack of plan.deletions) {
+    const deletions = plan.deletions.filter((p) => !kept.has(p.id));
+    let bytesFreed = 0;
+    for (const pack of deletions) {
       await session.store.delete(repositoryKeys.pack(pack.id), { signal });
       if (listedSet.has(pack.id)) bytesFreed += pack.bytes;
     }
@@ -299,7 +322,7 @@ export async function collectGarbage(options: {
       waiting += left.length;
     }
     await session.refresh(signal);
-    const deletedListed = plan.deletions.filter((p) => listedSet.has(p.id)).length;
+    const deletedListed = deletions.filter((p) => listedSet.has(p.id)).length;
     return {
       liveManifests: marker.manifests,
       packsKept: listed.length - deletedListed + repacked.packsWritten,
@@ -308,10 +331,10 @@ export async function collectGarbage(options: {
       packsRepacked: repacked.packsRepacked,
       blobsCopied: repacked.blobsCopied,
       bytesCopied: repacked.bytesCopied,
-      problems: repacked.problems,
+      problems,
       packsCondemned: fresh.length,
       packsWaiting: waiting,
-      packsReprieved: plan.reprieved.length,
+      packsReprieved: plan.reprieved.length + kept.size,
       blobsLive: marks.count(),
       packsWritten: repacked.packsWritten,
     };

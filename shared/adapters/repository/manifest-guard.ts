@@ -29,24 +29,30 @@ export async function checkManifestBlobs(options: {
   for (const { record } of await readCondemnedRecords({ store: session.store, signal }))
     for (const pack of record.packs) byPack.set(pack.id, [...(byPack.get(pack.id) ?? []), record]);
   let refreshed = false;
+  // A blob may be indexed in several packs (stored again after a condemnation): one it may use
+  // is enough, a pack no record condemns or one this writer blocks the deletion of.
   const check = async (id: BlobId): Promise<void> => {
-    let location = session.index.lookup(id);
-    if (!location && !refreshed) {
+    let locations = session.index.locations(id);
+    if (locations.length === 0 && !refreshed) {
       refreshed = true;
       await session.index.refresh(signal);
-      location = session.index.lookup(id);
+      locations = session.index.locations(id);
     }
-    if (!location) throw new BlobMissing(id, { reason: 'a manifest may only name flushed blobs' });
-    for (const record of byPack.get(location.packId) ?? []) {
-      if (record.blockers === undefined)
-        throw new RepositoryBusy(
-          `garbage collection is condemning the pack of blob ${id}; write the manifest again`,
-        );
-      if (!record.blockers.some((w) => writerIds.has(w)))
-        throw new BlobMissing(id, {
-          reason: 'garbage collection condemned its pack before this writer started; put the blob again',
-        });
+    if (locations.length === 0)
+      throw new BlobMissing(id, { reason: 'a manifest may only name flushed blobs' });
+    let condemning = false;
+    for (const location of locations) {
+      const records = byPack.get(location.packId) ?? [];
+      if (records.every((r) => r.blockers?.some((w) => writerIds.has(w)))) return;
+      if (records.some((r) => r.blockers === undefined)) condemning = true;
     }
+    if (condemning)
+      throw new RepositoryBusy(
+        `garbage collection is condemning the pack of blob ${id}; write the manifest again`,
+      );
+    throw new BlobMissing(id, {
+      reason: 'garbage collection condemned its pack before this writer started; put the blob again',
+    });
   };
   if (manifest.kind === 'file') return check(manifest.root);
   for (const chunk of manifest.blockMap) await check(chunk);

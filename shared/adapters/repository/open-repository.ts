@@ -6,6 +6,7 @@
 import type { FileChunking, RepositoryFormat } from '../../contracts/repository.js';
 import { manifestIdSchema, snapshotManifestSchema } from '../../contracts/repository.js';
 import {
+  BlobCorrupt,
   BlobMissing,
   LifeboatError,
   RepositoryObjectCorrupt,
@@ -120,19 +121,27 @@ class PackRepository implements Repository {
 
   async getBlob(id: BlobId, options?: { signal?: AbortSignal }): Promise<Uint8Array> {
     const signal = options?.signal;
+    let corrupt: unknown;
     for (let attempt = 0; attempt < 2; attempt++) {
       // A blob another process indexed since this one loaded the index: refresh once and look again.
       if (attempt > 0) await this.session.index.refresh(signal);
-      const location = this.session.index.lookup(id);
-      if (!location) continue;
-      const sealed = await readRecord({
-        store: this.session.store,
-        packId: location.packId,
-        entry: location,
-        signal,
-      });
-      if (!sealed) continue;
-      return openRecord({ crypto: this.session.crypto, entry: location, sealed });
+      // A blob stored in several packs is read from the next one when a pack is gone or its copy bad.
+      for (const location of this.session.index.locations(id)) {
+        const sealed = await readRecord({
+          store: this.session.store,
+          packId: location.packId,
+          entry: location,
+          signal,
+        });
+        if (!sealed) continue;
+        try {
+          return await openRecord({ crypto: this.session.crypto, entry: location, sealed });
+        } catch (error) {
+          if (!(error instanceof BlobCorrupt)) throw error;
+          corrupt ??= error;
+        }
+      }
+      if (corrupt) throw corrupt;
     }
     throw new BlobMissing(id);
   }

@@ -2,17 +2,20 @@
  * The repository's index as this process knows it: index objects listed and loaded (only new ones
  * on a refresh; everything again if one it had loaded was compacted away), index objects written
  * for new packs, packs no index covers read back from their own headers and indexed (a writer
- * killed between its pack and its index), and compaction of all index objects into one.
+ * killed between its pack and its index), and compaction of all index objects into a few: one
+ * with a location for every blob, and one more for each further pack some blob is also in.
+ * Never: a blob's location in a pack that exists dropped by a compaction (only excluded packs'
+ * and, for repacking's copies, their old locations).
  */
 import { randomBytes } from 'node:crypto';
 import { RepositoryObjectCorrupt } from '../../domain/errors.js';
 import {
   type BlobLocation,
   decodeIndex,
+  EMPTY_SEGMENT,
   encodeIndex,
   type IndexSegment,
   IndexView,
-  mergeSegments,
   segmentOfPacks,
 } from '../../domain/repository-index.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
@@ -39,6 +42,11 @@ export class RepositoryIndex {
     return this.view.lookup(id);
   }
 
+  /** Every indexed location of a blob, one a pack, `lookup`'s first. */
+  locations(id: string): BlobLocation[] {
+    return this.view.locationsOf(id);
+  }
+
   /** Packs an index covers, with their sizes. */
   packs(): ReadonlyMap<string, number> {
     return this.view.packs();
@@ -48,9 +56,17 @@ export class RepositoryIndex {
     return [...this.loaded];
   }
 
-  /** Every location, merged into one table (GC, verify, compaction). */
-  merged(excludePacks?: ReadonlySet<string>): IndexSegment {
-    return this.view.merged(excludePacks);
+  /**
+   * One location a blob, merged into one table (GC's inventory): less the excluded packs, which
+   * are dropped before a location is chosen, and in a demoted pack only when it has no other.
+   */
+  merged(options?: { excludePacks?: ReadonlySet<string>; demotePacks?: ReadonlySet<string> }): IndexSegment {
+    return this.view.merged(options?.excludePacks, options?.demotePacks);
+  }
+
+  /** Every location, as levels (level 0 one a blob, then the blobs' locations in other packs). */
+  levels(): IndexSegment[] {
+    return this.view.levels();
   }
 
   private async load(key: string, signal?: AbortSignal): Promise<IndexSegment | undefined> {
@@ -128,30 +144,41 @@ export class RepositoryIndex {
   }
 
   /**
-   * Replaces every index object loaded by one (less `excludePacks`), then deletes the replaced
-   * ones. A blob `prefer` locates keeps that location (repacking's copies: the index then names
-   * the new pack only, whatever order the objects were loaded in). Only under the maintenance
-   * lock: two compactions at once could resurrect entries.
+   * Replaces every index object loaded by a few (less `excludePacks`: every location in them is
+   * dropped), then deletes the replaced ones. Every other location of a blob is kept, so a blob
+   * stays indexed while any of its packs does: level 0 holds one location a blob, each further
+   * object the blobs' locations in yet other packs. A blob `prefer` locates keeps that location
+   * alone (repacking's copies: the index then names the new pack only, whatever order the objects
+   * were loaded in). `check` sees level 0 before anything is written and may name excluded packs
+   * to keep after all. Only under the maintenance lock: two compactions at once could resurrect
+   * entries. Returns the packs excluded.
    */
   async compact(options: {
     excludePacks?: ReadonlySet<string>;
     prefer?: IndexSegment;
+    check?: (next: IndexSegment) => ReadonlySet<string>;
     signal?: AbortSignal;
-  }): Promise<void> {
+  }): Promise<ReadonlySet<string>> {
     const { signal } = options;
     await this.refresh(signal);
     const replaced = [...this.loaded];
-    const merged = options.prefer
-      ? mergeSegments({
-          segments: [options.prefer, this.view.merged()],
-          ...(options.excludePacks ? { excludePacks: options.excludePacks } : {}),
-        })
-      : this.view.merged(options.excludePacks);
+    let exclude: ReadonlySet<string> = options.excludePacks ?? new Set<string>();
+    const plan = (): IndexSegment[] =>
+      this.view.levels({ excludePacks: exclude, ...(options.prefer ? { prefer: options.prefer } : {}) });
+    let levels = plan();
+    const keep = options.check?.(levels[0] ?? EMPTY_SEGMENT);
+    if (keep && keep.size > 0) {
+      exclude = new Set([...exclude].filter((p) => !keep.has(p)));
+      levels = plan();
+    }
     const view = new IndexView();
     this.view = view;
     this.loaded = new Set();
-    if (merged.count > 0) await this.write(merged, signal);
-    else view.add(merged);
+    const written = levels.filter((l) => l.count > 0);
+    if (written.length === 0) view.add(levels[0] ?? EMPTY_SEGMENT);
+    // Every new object is written before any replaced one is deleted.
+    for (const level of written) await this.write(level, signal);
     for (const key of replaced) await this.store.delete(key, { signal });
+    return exclude;
   }
 }

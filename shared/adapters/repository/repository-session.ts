@@ -78,9 +78,11 @@ export class RepositorySession {
     return this.condemned;
   }
 
-  /** Whether a writer may count on this blob: indexed, in a pack not condemned. */
+  /** Whether a writer may count on this blob: indexed in some pack not condemned. */
   usable(id: string): boolean {
     const location = this.index.lookup(id);
-    return location !== undefined && !this.condemned.has(location.packId);
+    if (location === undefined) return false;
+    if (!this.condemned.has(location.packId)) return true;
+    return this.index.locations(id).some((l) => !this.condemned.has(l.packId));
   }
 }

@@ -29,11 +29,13 @@ export async function verifyRepository(options: {
   const { session, signal } = options;
   await session.refresh(signal);
   const byPack = new Map<string, BlobLocation[]>();
-  for (const location of locationsOf(session.index.merged())) {
-    const list = byPack.get(location.packId) ?? [];
-    list.push(location);
-    byPack.set(location.packId, list);
-  }
+  // Every location, a blob's copies in other packs included.
+  for (const level of session.index.levels())
+    for (const location of locationsOf(level)) {
+      const list = byPack.get(location.packId) ?? [];
+      list.push(location);
+      byPack.set(location.packId, list);
+    }
   const listed = new Set(
     (await session.store.list(repositoryKeys.packsDir, { signal })).map(repositoryKeyId),
   );

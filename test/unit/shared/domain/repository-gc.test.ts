@@ -3,11 +3,16 @@ import { describe, expect, it } from 'vitest';
 import {
   BlobMarks,
   leaseIsLive,
+  liveBlobsMissing,
   packsToCondemn,
   packsToRepack,
   planSweep,
 } from '../../../../shared/domain/repository-gc.js';
-import { lookupInSegment, segmentOfPacks } from '../../../../shared/domain/repository-index.js';
+import {
+  lookupInSegment,
+  mergeSegments,
+  segmentOfPacks,
+} from '../../../../shared/domain/repository-index.js';
 import { layoutPack } from '../../../../shared/domain/repository-pack.js';
 
 const id = (n: number): string => n.toString(16).padStart(64, '0');
@@ -15,6 +20,32 @@ const id = (n: number): string => n.toString(16).padStart(64, '0');
 const packId = (n: number): string => n.toString(16).padStart(32, '0');
 
 describe('marking and condemning packs', () => {
+  it('names the live blobs an index about to be written would lose', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uniqueArray(fc.nat({ max: 40 }), { maxLength: 8 }), { maxLength: 6 }),
+        fc.uniqueArray(fc.nat({ max: 40 })),
+        fc.uniqueArray(fc.nat({ max: 5 })),
+        (blobsOfPacks, liveIds, dropped) => {
+          const packs = blobsOfPacks.map((blobs, i) => ({
+            pack: { id: packId(i), bytes: 1 },
+            entries: blobs.map((b) => ({ id: id(b), offset: b, length: 1, rawLength: 1, compressed: false })),
+          }));
+          const inventory = segmentOfPacks(packs);
+          const marks = new BlobMarks(inventory);
+          for (const b of liveIds) marks.mark(id(b));
+          // The next index: the same packs less some (their blobs gone unless another pack has them).
+          const next = mergeSegments({ segments: [inventory], excludePacks: new Set(dropped.map(packId)) });
+          const expected = liveIds
+            .map(id)
+            .filter((b) => lookupInSegment(inventory, b) && !lookupInSegment(next, b))
+            .sort();
+          expect(liveBlobsMissing({ marks, next })).toEqual(expected);
+        },
+      ),
+    );
+  });
+
   it('condemns every pack without a live blob, and keeps a copy of every live blob', () => {
     fc.assert(
       fc.property(
