@@ -1,18 +1,3 @@
-/**
- * snapshotMoveData for a volume snapshotted through CSI (Velero's CSI data mover path): a PVC of
- * the `ebs.csi.aws.com` driver, backed up from a cluster whose VolumeSnapshotClass for that driver
- * Velero would choose, through the real snapshot API of the apiserver and the stand-in snapshot
- * controller (which snapshots the EBS volume in moto). The CSI snapshot's EBS snapshot is read
- * by the data mover (a child process) into the repository, the VolumeSnapshot and its content
- * are removed, and the volume is restored from the repository into the other cluster, block for
- * block.
- *
- * The backup runs in the DR cluster: a VolumeSnapshotClass for ebs.csi.aws.com there changes no
- * other test's backups, which all run in the source cluster.
- */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   CreateSnapshotCommand,
   CreateVolumeCommand,
@@ -21,7 +6,6 @@ import {
 } from '@aws-sdk/client-ec2';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localRepository } from '../../../cli/local/local-data-mover.js';
 import { runLocalRestore } from '../../../cli/local/restore-runtime.js';
 import { snapshotBlocksFor } from '../../../shared/adapters/ebs-snapshot-blocks.js';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
@@ -32,7 +16,7 @@ import type { BackupDocument } from '../../../shared/domain/backup-document.js';
 import { backupKeys, repositoryKeys } from '../../../shared/domain/storage-keys.js';
 import type { BackupVolumeInfo } from '../../../shared/domain/volume-info.js';
 import { installCsiSnapshotApi } from '../../fixtures/volume-snapshot-class-crd.js';
-import { backup, backupRequest, tempStore } from '../backup/support.js';
+import { backup, backupRequest } from '../backup/support.js';
 import {
   type CsiSnapshotController,
   createVeleroSnapshotClass,
@@ -40,7 +24,13 @@ import {
 } from '../support/csi-snapshot-controller.js';
 import { awsConfig, kubeConfigFor, testEnv, uniqueName, useDrCluster } from '../support/env.js';
 import { hashOf, isZero, volumeHashes, volumeImage, writeSnapshot } from '../support/snapshot-image.js';
-import { ec2, storedJson, useVolumeFixtures, VolumeFixtures } from '../support/volumes.js';
+import {
+  ec2,
+  localDataMoverSetup,
+  storedJson,
+  useVolumeFixtures,
+  VolumeFixtures,
+} from '../support/volumes.js';
 import { waitFor } from '../support/wait.js';
 
 const group = 'snapshot.storage.k8s.io';
@@ -73,15 +63,7 @@ describe('snapshotMoveData of a CSI-snapshotted EBS volume', () => {
     await createVeleroSnapshotClass(drKc, { name: className, driver: DRIVER });
     controller = startCsiSnapshotController({ kc: drKc, ec2: ec2(), driver: DRIVER });
 
-    store = await tempStore();
-    const keyFile = join(await mkdtemp(join(tmpdir(), 'lifeboat-key-')), 'repository.key');
-    repository = localRepository(store, keyFile);
-    environment = {
-      AWS_REGION: env.aws.region,
-      AWS_ENDPOINT_URL: env.aws.endpoint,
-      AWS_ACCESS_KEY_ID: 'testing',
-      AWS_SECRET_ACCESS_KEY: 'testing',
-    };
+    ({ store, repository, environment } = await localDataMoverSetup());
     // The PVC's EBS volume holds the image: a seed snapshot written block by block, a volume from it.
     const source = snapshotBlocksFor({
       region: env.aws.region,

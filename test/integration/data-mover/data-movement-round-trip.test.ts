@@ -1,21 +1,3 @@
-/**
- * Issue 7's acceptance, end to end through the local state machines (the data mover as a child
- * process for each job), the real apiservers (source and DR clusters, with their PV controllers)
- * and moto (EC2, the EBS direct APIs, STS and KMS of two accounts):
- *
- * - a backup with snapshotMoveData of a PVC on an EBS volume seeded with the block-mode image:
- *   its snapshot moved into the repository, volumes-info checked field for field; restored into
- *   the DR cluster, the DR account (through its role) and another region, encrypted with a key
- *   there, the restored volume's blocks equal to the image's (SHA-256 per block);
- * - a second backup of a volume sharing half its blocks: deleting the first backup and running the
- *   repository's garbage collection reports freed bytes, and the second still restores block for
- *   block (its shared blobs kept), into the source cluster under a new namespace;
- * - a later backup of the same volume is incremental against the earlier manifest and deletes the
- *   incremental base the earlier backup kept.
- */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import {
   CreateSnapshotCommand,
@@ -28,7 +10,7 @@ import {
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectGarbage, localRepository } from '../../../cli/local/local-data-mover.js';
+import { collectGarbage } from '../../../cli/local/local-data-mover.js';
 import { runLocalRestore } from '../../../cli/local/restore-runtime.js';
 import { deleteBackup } from '../../../functions/delete-backup/delete-backup.js';
 import { assumedRoleCredentials, snapshotBlocksFor } from '../../../shared/adapters/ebs-snapshot-blocks.js';
@@ -40,7 +22,7 @@ import type { BackupDocument } from '../../../shared/domain/backup-document.js';
 import { backupKeys, repositoryKeys, restoreKeys } from '../../../shared/domain/storage-keys.js';
 import type { BackupVolumeInfo, RestoreVolumeInfo } from '../../../shared/domain/volume-info.js';
 import type { SnapshotBlocks } from '../../../shared/ports/snapshot-blocks.js';
-import { backup, backupRequest, tempStore } from '../backup/support.js';
+import { backup, backupRequest } from '../backup/support.js';
 import { awsConfig, kubeConfigFor, testEnv, uniqueName, useDrCluster } from '../support/env.js';
 import {
   hashOf,
@@ -50,7 +32,7 @@ import {
   volumeImage,
   writeSnapshot,
 } from '../support/snapshot-image.js';
-import { ec2, storedJson, useVolumeFixtures } from '../support/volumes.js';
+import { ec2, localDataMoverSetup, storedJson, useVolumeFixtures } from '../support/volumes.js';
 import { waitFor } from '../support/wait.js';
 
 type Image = ReadonlyMap<number, Uint8Array>;
@@ -96,15 +78,7 @@ describe('volume data through the data mover: backup, restore anywhere, delete',
 
   beforeAll(async () => {
     const env = testEnv();
-    store = await tempStore();
-    const keyFile = join(await mkdtemp(join(tmpdir(), 'lifeboat-key-')), 'repository.key');
-    repository = localRepository(store, keyFile);
-    environment = {
-      AWS_REGION: env.aws.region,
-      AWS_ENDPOINT_URL: env.aws.endpoint,
-      AWS_ACCESS_KEY_ID: 'testing',
-      AWS_SECRET_ACCESS_KEY: 'testing',
-    };
+    ({ store, repository, environment } = await localDataMoverSetup());
     const config = awsConfig();
     source = snapshotBlocksFor({
       region: env.aws.region,

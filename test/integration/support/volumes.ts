@@ -6,6 +6,9 @@
  * JSON side files). `VolumeFixtures` remembers what it made and removes it again;
  * `useVolumeFixtures` gives a test file its own on the source cluster.
  */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import {
   CreateVolumeCommand,
@@ -19,6 +22,9 @@ import {
 } from '@aws-sdk/client-ec2';
 import { CoreV1Api, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, beforeAll } from 'vitest';
+import { localRepository } from '../../../cli/local/local-data-mover.js';
+import { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
+import type { RepositoryLocation } from '../../../shared/contracts/data-mover-job.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { awsConfig, kubeConfigFor, testEnv, uniqueName } from './env.js';
 import { waitFor } from './wait.js';
@@ -221,4 +227,28 @@ export function useVolumeFixtures(): VolumeFixtures {
   beforeAll(() => fixtures.connect(kubeConfigFor(testEnv().clusters.source)));
   afterAll(() => fixtures.cleanUp());
   return fixtures;
+}
+
+/**
+ * A directory store with a data mover repository in it (its key file beside, outside the
+ * store) and the environment a data mover child process reaches moto with.
+ */
+export async function localDataMoverSetup(): Promise<{
+  store: LocalDirectoryStore;
+  repository: RepositoryLocation;
+  environment: Record<string, string>;
+}> {
+  const env = testEnv();
+  const store = new LocalDirectoryStore(await mkdtemp(join(tmpdir(), 'lifeboat-store-')));
+  const keyFile = join(await mkdtemp(join(tmpdir(), 'lifeboat-key-')), 'repository.key');
+  return {
+    store,
+    repository: localRepository(store, keyFile),
+    environment: {
+      AWS_REGION: env.aws.region,
+      AWS_ENDPOINT_URL: env.aws.endpoint,
+      AWS_ACCESS_KEY_ID: 'testing',
+      AWS_SECRET_ACCESS_KEY: 'testing',
+    },
+  };
 }

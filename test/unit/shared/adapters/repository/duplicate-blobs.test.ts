@@ -13,7 +13,16 @@ import {
 import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
 import type { Clock } from '../../../../../shared/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
-import { blockManifest, blockMapBytes, digest, KiB, localKey, TestClock, tempStore } from './support.js';
+import {
+  blockManifest,
+  blockMapBytes,
+  DelegatingStore,
+  digest,
+  KiB,
+  localKey,
+  TestClock,
+  tempStore,
+} from './support.js';
 
 /** Four 8 KiB blocks fill a pack. A fresh open loads the index objects in the order of their keys. */
 const open = (store: ObjectStore, clock?: Clock): Promise<OpenedRepository> =>
@@ -183,14 +192,10 @@ describe('a blob stored again after its pack was condemned', () => {
 });
 
 /** A real store underneath whose index writes can be held back (a process stalled before its index PUT). */
-class StallingStore implements ObjectStore {
-  readonly location: string;
+class StallingStore extends DelegatingStore {
   private holding = false;
   private held: (() => void)[] = [];
   private arrived: (() => void) | undefined;
-  constructor(private readonly inner: ObjectStore) {
-    this.location = inner.location;
-  }
   /** Holds the next index writes; resolves once one is waiting. */
   holdIndexWrites(): Promise<void> {
     this.holding = true;
@@ -202,7 +207,7 @@ class StallingStore implements ObjectStore {
     this.holding = false;
     for (const go of this.held.splice(0)) go();
   }
-  async put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
+  override async put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
     if (this.holding && k.startsWith(repositoryKeys.indexDir)) {
       await new Promise<void>((resolve) => {
         this.held.push(resolve);
@@ -210,31 +215,6 @@ class StallingStore implements ObjectStore {
       });
     }
     return this.inner.put(k, body, options);
-  }
-  putStream(k: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void> {
-    return this.inner.putStream(k, body, options);
-  }
-  get(k: string, options?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
-    return this.inner.get(k, options);
-  }
-  getStream(k: string, options?: { signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array> | undefined> {
-    return this.inner.getStream(k, options);
-  }
-  getRange(
-    k: string,
-    range: { offset: number; length: number },
-    options?: { signal?: AbortSignal },
-  ): Promise<Uint8Array | undefined> {
-    return this.inner.getRange?.(k, range, options) ?? Promise.resolve(undefined);
-  }
-  exists(k: string, options?: { signal?: AbortSignal }): Promise<boolean> {
-    return this.inner.exists(k, options);
-  }
-  list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]> {
-    return this.inner.list(prefix, options);
-  }
-  delete(k: string, options?: { signal?: AbortSignal }): Promise<void> {
-    return this.inner.delete(k, options);
   }
 }
 

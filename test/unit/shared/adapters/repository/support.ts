@@ -29,22 +29,54 @@ export class TestClock implements Clock {
   }
 }
 
+/** Every call passed to a real store underneath: the base of the tests' recording and stalling stores. */
+export class DelegatingStore implements ObjectStore {
+  readonly location: string;
+  constructor(protected readonly inner: ObjectStore) {
+    this.location = inner.location;
+  }
+  put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
+    return this.inner.put(k, body, options);
+  }
+  putStream(k: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void> {
+    return this.inner.putStream(k, body, options);
+  }
+  get(k: string, options?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
+    return this.inner.get(k, options);
+  }
+  getStream(k: string, options?: { signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array> | undefined> {
+    return this.inner.getStream(k, options);
+  }
+  getRange(
+    k: string,
+    range: { offset: number; length: number },
+    options?: { signal?: AbortSignal },
+  ): Promise<Uint8Array | undefined> {
+    return this.inner.getRange?.(k, range, options) ?? Promise.resolve(undefined);
+  }
+  exists(k: string, options?: { signal?: AbortSignal }): Promise<boolean> {
+    return this.inner.exists(k, options);
+  }
+  list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]> {
+    return this.inner.list(prefix, options);
+  }
+  delete(k: string, options?: { signal?: AbortSignal }): Promise<void> {
+    return this.inner.delete(k, options);
+  }
+}
+
 /**
  * A real store underneath; counts pack uploads, and can stop answering index writes (a process
  * killed after uploading its packs and before writing their index).
  */
-export class RecordingStore implements ObjectStore {
-  readonly location: string;
+export class RecordingStore extends DelegatingStore {
   packPuts = 0;
   stopIndexWrites = false;
   /** Each pack upload takes this long (to see how many run at once). */
   packPutDelayMs = 0;
   packPutsInFlight = 0;
   maxPackPutsInFlight = 0;
-  constructor(private readonly inner: ObjectStore) {
-    this.location = inner.location;
-  }
-  async put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
+  override async put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
     if (k.startsWith(repositoryKeys.indexDir) && this.stopIndexWrites) return new Promise(() => undefined);
     if (!k.startsWith(repositoryKeys.packsDir)) return this.inner.put(k, body, options);
     this.packPuts++;
@@ -57,33 +89,15 @@ export class RecordingStore implements ObjectStore {
       this.packPutsInFlight--;
     }
   }
-  putStream(k: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void> {
-    return this.inner.putStream(k, body, options);
-  }
-  get(k: string, options?: { signal?: AbortSignal }): Promise<Uint8Array | undefined> {
-    return this.inner.get(k, options);
-  }
-  getStream(k: string, options?: { signal?: AbortSignal }): Promise<AsyncIterable<Uint8Array> | undefined> {
-    return this.inner.getStream(k, options);
-  }
   /** Ranged reads of packs, each with the bytes asked for. */
   readonly packRangeReads: number[] = [];
-  getRange(
+  override getRange(
     k: string,
     range: { offset: number; length: number },
     options?: { signal?: AbortSignal },
   ): Promise<Uint8Array | undefined> {
     if (k.startsWith(repositoryKeys.packsDir)) this.packRangeReads.push(range.length);
     return this.inner.getRange?.(k, range, options) ?? Promise.resolve(undefined);
-  }
-  exists(k: string, options?: { signal?: AbortSignal }): Promise<boolean> {
-    return this.inner.exists(k, options);
-  }
-  list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]> {
-    return this.inner.list(prefix, options);
-  }
-  delete(k: string, options?: { signal?: AbortSignal }): Promise<void> {
-    return this.inner.delete(k, options);
   }
 }
 
