@@ -31,6 +31,18 @@ async function kmsKey(): Promise<{ kms: KMSClient; keyArn: string }> {
   return { kms, keyArn: key.KeyMetadata?.Arn ?? '' };
 }
 
+/** A new repository of 256 KiB packs in a new bucket, its data key wrapped by a new KMS key. */
+async function newRepository() {
+  const store = await bucketStore();
+  const { kms, keyArn } = await kmsKey();
+  const repo = await openRepository({
+    store,
+    keys: new KmsKeyWrapper({ client: kms, keyId: keyArn }),
+    create: { packTargetBytes: 256 * KiB },
+  });
+  return { store, kms, keyArn, repo };
+}
+
 async function packSizes(store: S3ObjectStore): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const key of await store.list(repositoryKeys.packsDir))
@@ -43,13 +55,7 @@ const blockMap = (ids: readonly string[]): Uint8Array =>
 
 describe('the repository on S3 with a KMS data key', () => {
   it('creates, reopens with fresh clients, reads back, verifies and collects garbage', async () => {
-    const store = await bucketStore();
-    const { kms, keyArn } = await kmsKey();
-    const repo = await openRepository({
-      store,
-      keys: new KmsKeyWrapper({ client: kms, keyId: keyArn }),
-      create: { packTargetBytes: 256 * KiB },
-    });
+    const { store, keyArn, repo } = await newRepository();
     const format = JSON.parse(Buffer.from((await store.get(repositoryKeys.format)) ?? []).toString());
     expect(format).toMatchObject({
       formatVersion: 1,
@@ -115,13 +121,7 @@ describe('the repository on S3 with a KMS data key', () => {
   });
 
   it('repacks mostly dead packs on S3: live blobs copied, old packs deleted, data intact', async () => {
-    const store = await bucketStore();
-    const { kms, keyArn } = await kmsKey();
-    const repo = await openRepository({
-      store,
-      keys: new KmsKeyWrapper({ client: kms, keyId: keyArn }),
-      create: { packTargetBytes: 256 * KiB },
-    });
+    const { store, keyArn, repo } = await newRepository();
     // Two packs of four blobs; `kept` uses the first blob of each, `gone` all eight.
     const blobs = Array.from({ length: 8 }, () => randomBytes(64 * KiB));
     const writer = repo.writer();
