@@ -195,6 +195,9 @@ export class PackWriter implements RepositoryWriter {
     this.indexing = this.indexing.then(async () => {
       const packs = this.durable;
       if (packs.length === 0) return;
+      // A writer whose lease lapsed (stalled past it) may hold packs a collector has condemned
+      // and deleted meanwhile: an index naming them would point readers at nothing. It stops.
+      await this.lease.assertHeld(signal);
       this.durable = [];
       await this.session.index.write(segmentOfPacks(packs), signal);
       for (const p of packs) for (const e of p.entries) this.pending.delete(e.id);

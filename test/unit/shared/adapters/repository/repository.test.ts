@@ -213,6 +213,19 @@ describe('integrity', () => {
 });
 
 describe('writer sessions', () => {
+  it('write no index once their lease lapsed: flush refuses instead', async () => {
+    const { store } = await tempStore();
+    const clock = new TestClock();
+    const repo = await openRepository({ store, keys: key(), clock, leaseTtlMs: 60_000 });
+    const writer = repo.writer();
+    await writer.putBlob(randomBytes(4 * KiB));
+    const before = await store.list(repositoryKeys.indexDir);
+    clock.advance(61_000);
+    await expect(writer.flush()).rejects.toBeInstanceOf(RepositoryLeaseLost);
+    expect(await store.list(repositoryKeys.indexDir)).toEqual(before);
+    await writer.close();
+  });
+
   it('refuse a manifest once a writer lost its lease', async () => {
     const { store } = await tempStore();
     const clock = new TestClock();
