@@ -166,11 +166,16 @@ class PackRepository implements Repository {
       if (!bytes) continue;
       for (const { at, location } of run) {
         const from = location.offset - start;
-        out[at] = await openRecord({
-          crypto: this.session.crypto,
-          entry: location,
-          sealed: bytes.subarray(from, from + location.length),
-        });
+        try {
+          out[at] = await openRecord({
+            crypto: this.session.crypto,
+            entry: location,
+            sealed: bytes.subarray(from, from + location.length),
+          });
+        } catch (error) {
+          // A corrupt copy: getBlob below tries the blob's other locations, and reports it if none holds.
+          if (!(error instanceof BlobCorrupt)) throw error;
+        }
       }
     }
     const result: Uint8Array[] = [];

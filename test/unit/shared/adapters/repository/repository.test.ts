@@ -180,6 +180,40 @@ describe('integrity', () => {
     expect((await repo.getBlobs([good.id]))[0]?.length).toBe(4 * KiB);
   });
 
+  it('getBlobs reads a blob stored twice from its good copy when the other is corrupt', async () => {
+    // Two writers that do not see each other store the same blob: one copy in each of two packs.
+    const { store, root } = await tempStore();
+    const data = randomBytes(8 * KiB);
+    const writers = [(await openRepository({ store, keys: key() })).writer()];
+    writers.push((await openRepository({ store, keys: key() })).writer());
+    for (const w of writers) await w.putBlob(data);
+    for (const w of writers) await w.flush();
+    for (const w of writers) await w.close();
+    const id = writers[0]?.blobId(data) ?? '';
+    const packs = await store.list(repositoryKeys.packsDir);
+    expect(packs).toHaveLength(2);
+    const flip = async (pack: string): Promise<Buffer> => {
+      const path = join(root, pack);
+      const before = await readFile(path);
+      const bytes = Buffer.from(before);
+      // The record is the pack's last 8 KiB + 28 bytes.
+      bytes[bytes.length - 2 * KiB] = (bytes[bytes.length - 2 * KiB] ?? 0) ^ 0x01;
+      await writeFile(path, bytes);
+      return before;
+    };
+    // Each copy corrupt in turn: whichever location is tried first, the data comes back.
+    for (const pack of packs) {
+      const original = await flip(pack);
+      const reader = await openRepository({ store, keys: key() });
+      expect((await reader.getBlobs([id])).map(digest)).toEqual([digest(data)]);
+      await writeFile(join(root, pack), original);
+    }
+    // Both corrupt: refused.
+    for (const pack of packs) await flip(pack);
+    const reader = await openRepository({ store, keys: key() });
+    await expect(reader.getBlobs([id])).rejects.toBeInstanceOf(BlobCorrupt);
+  });
+
   it('a blob put with its SHA-256 gets the id its bytes give, and is read back checked', async () => {
     const { store } = await tempStore();
     const repo = await openRepository({ store, keys: key() });
