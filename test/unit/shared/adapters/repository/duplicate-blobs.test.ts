@@ -97,14 +97,24 @@ async function blobInTwoPacks(order: 'P last' | 'Q last'): Promise<{
   throw new Error(`index keys never fell in the order ${order}`);
 }
 
+/** The repository's id of `data`, through a writer closed at once (so it leaves no lease behind). */
+async function blobIdOf(repo: Awaited<ReturnType<typeof open>>, data: Uint8Array): Promise<string> {
+  const writer = repo.writer();
+  const id = writer.blobId(data);
+  await writer.close?.();
+  return id;
+}
+
 /** A's packs are gone; the block reads back, verify is clean, and later runs keep it so. */
 async function expectBlockKept(setup: Awaited<ReturnType<typeof blobInTwoPacks>>): Promise<void> {
   const { store, shared } = setup;
   for (const key of setup.packsOfA) expect(await store.exists(key)).toBe(false);
   const reader = await open(store);
-  const id = reader.writer().blobId(shared);
+  const id = await blobIdOf(reader, shared);
   expect(digest(await reader.getBlob(id))).toBe(digest(shared));
   expect(await reader.verify()).toMatchObject({ problems: [] });
+  // No lease is left: a collection that wrongly condemned the copy would delete it, not wait.
+  expect(await store.list(repositoryKeys.leasesDir)).toEqual([]);
   expect(await (await open(store)).collectGarbage()).toMatchObject({ problems: [] });
   expect(await (await open(store)).collectGarbage()).toMatchObject({ packsDeleted: 0, problems: [] });
   const after = await open(store);
@@ -256,7 +266,7 @@ describe('a blob one index object places in a pack that is gone', () => {
     const second = await collector.collectGarbage();
     expect(second.packsDeleted).toBe(0);
     const reader = await open(store, clock);
-    const id = reader.writer().blobId(shared);
+    const id = await blobIdOf(reader, shared);
     expect(digest(await reader.getBlob(id))).toBe(digest(shared));
     expect(await reader.verify()).toMatchObject({ problems: [] });
   });
