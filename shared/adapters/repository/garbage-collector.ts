@@ -89,6 +89,8 @@ class Marker {
   private readonly read = new Set<string>();
   private readonly treesSeen = new Set<string>();
   manifests = 0;
+  /** Blobs a manifest reaches that the inventory lacks (no existing pack holds them). */
+  readonly missing = new Set<string>();
 
   constructor(
     private readonly marks: BlobMarks,
@@ -117,10 +119,14 @@ class Marker {
     await mapBounded(blockMap, READ_CONCURRENCY, async (mapId) => {
       // A block map shared with a manifest marked before (an unchanged range) is marked already.
       if (this.marks.isMarked(mapId)) return;
-      this.marks.mark(mapId);
+      this.markOne(mapId);
       const bytes = await this.options.getBlob(mapId, this.options.signal);
-      for (const [, id] of parseBlockMapChunk(Buffer.from(bytes).toString('utf8'))) this.marks.mark(id);
+      for (const [, id] of parseBlockMapChunk(Buffer.from(bytes).toString('utf8'))) this.markOne(id);
     });
+  }
+
+  private markOne(id: BlobId): void {
+    if (!this.marks.mark(id)) this.missing.add(id);
   }
 
   private async markTree(root: BlobId): Promise<void> {
@@ -130,11 +136,11 @@ class Marker {
       const batch = queue.splice(0, READ_CONCURRENCY).filter((id) => !this.treesSeen.has(id));
       for (const id of batch) {
         this.treesSeen.add(id);
-        this.marks.mark(id);
+        this.markOne(id);
       }
       await mapBounded(batch, READ_CONCURRENCY, async (id) => {
         const refs = references(await this.options.getBlob(id, this.options.signal));
-        for (const blob of refs.data) this.marks.mark(blob);
+        for (const blob of refs.data) this.markOne(blob);
         for (const tree of refs.nested) if (!this.treesSeen.has(tree)) queue.push(tree);
       });
     }
@@ -273,9 +279,20 @@ export async function collectGarbage(options: {
       packHasLiveBlob: (id) => livePacks.has(id),
     });
     const deleting = new Set(plan.deletions.map((p) => p.id));
-    const problems = [...repacked.problems];
+    // A blob a manifest names that no existing pack holds (its only location was in a gone pack,
+    // say): nothing here can bring it back, but it is reported, not passed over.
+    const problems = [
+      ...repacked.problems,
+      ...[...marker.missing].map(
+        (id) => `live blob ${id}: a manifest names it, but no existing pack holds it`,
+      ),
+    ];
     const kept = new Set<string>();
-    if (deleting.size > 0 || gone.size > 0 || session.index.indexKeys().length > 1) {
+    // Rewritten when packs go, locations are preferred, or the index objects are not already one
+    // compaction's output (one object a level): an idle run leaves them alone.
+    const rewrite =
+      deleting.size > 0 || gone.size > 0 || repacked.copies.count > 0 || !session.index.isCompacted();
+    if (rewrite) {
       await lock.confirm(signal);
       // The index first: a pack is never deleted while an index names it. The rewrite keeps every
       // location of a blob but those in the deleted (and gone) packs; should a live blob still be
@@ -297,6 +314,7 @@ export async function collectGarbage(options: {
           }
           return kept;
         },
+        confirm: (s) => lock.confirm(s),
         signal,
       });
     }

@@ -2,7 +2,8 @@
  * What writeManifest checks before a manifest may name blobs (docs/repository-format.md, "Snapshot
  * manifests" and "Garbage collection"): every blob it reaches is indexed, and none lies in a pack
  * garbage collection condemned unless one of this process's open writers blocks that pack's
- * deletion (it held its lease before the condemnation). That covers blobs a run did not put
+ * deletion (it held its lease before the condemnation), and one is in a pack not known to be gone
+ * (deleted while an index still names it). That covers blobs a run did not put
  * itself — a block map from a resumed run's checkpoint — which no lease protected.
  * Block manifests are checked through their block maps; file manifests through their root only
  * (file mode puts every blob of a run through its writer).
@@ -40,6 +41,12 @@ export async function checkManifestBlobs(options: {
     }
     if (locations.length === 0)
       throw new BlobMissing(id, { reason: 'a manifest may only name flushed blobs' });
+    // Locations in packs known to be deleted (an index object that landed after its packs were
+    // collected) hold nothing.
+    const gone = session.gonePacks();
+    locations = locations.filter((l) => !gone.has(l.packId));
+    if (locations.length === 0)
+      throw new BlobMissing(id, { reason: 'every pack the index names it in is gone; put the blob again' });
     let condemning = false;
     for (const location of locations) {
       const records = byPack.get(location.packId) ?? [];

@@ -63,7 +63,12 @@ export class PackWriter implements RepositoryWriter {
     this.started ??= (async () => {
       await this.lease.acquire(signal);
       await this.session.refresh(signal);
-      await this.session.index.recover({ skip: this.session.condemnedPacks(), signal });
+      await this.session.index.recover({
+        skip: this.session.condemnedPacks(),
+        // Like writeIndex: a writer stalled past its lease may index packs a collector deleted.
+        beforeWrite: (s) => this.lease.assertHeld(s),
+        signal,
+      });
       await this.session.compactIfScattered(signal);
       this.ready = true;
     })();

@@ -30,6 +30,10 @@ const REBUILD_ATTEMPTS = 5;
 export class RepositoryIndex {
   private view = new IndexView();
   private loaded = new Set<string>();
+  /** Records of each loaded index object (whether the objects are one compaction's output). */
+  private counts = new Map<string, number>();
+  /** Packs the index names that the last listing of packs/ lacked (recover): deleted. */
+  private gone = new Set<string>();
   private readonly store: ObjectStore;
   private readonly crypto: RepositoryCrypto;
 
@@ -54,6 +58,32 @@ export class RepositoryIndex {
 
   indexKeys(): readonly string[] {
     return [...this.loaded];
+  }
+
+  /**
+   * Packs the index names that were missing from packs/ when `recover` listed it: deleted (an
+   * index object that landed after its packs were collected). Their locations are no use to a
+   * writer or a manifest; reads skip them anyway. Only as fresh as that listing.
+   */
+  gonePacks(): ReadonlySet<string> {
+    return this.gone;
+  }
+
+  /** Index objects one compaction would write for the loaded index: one a non-empty level. */
+  levelCount(): number {
+    return this.view.levels().filter((l) => l.count > 0).length;
+  }
+
+  /**
+   * Whether the loaded index objects already look like one compaction's output: one object a
+   * non-empty level, the largest holding a location for every blob. Rewriting them would change
+   * nothing (unless packs are to be excluded or locations preferred).
+   */
+  isCompacted(): boolean {
+    const levels = this.view.levels().filter((l) => l.count > 0);
+    if (levels.length !== this.loaded.size) return false;
+    const largest = Math.max(0, ...this.counts.values());
+    return largest === (levels[0]?.count ?? 0);
   }
 
   /**
@@ -95,6 +125,7 @@ export class RepositoryIndex {
       if (rebuild) {
         this.view = new IndexView();
         this.loaded = new Set();
+        this.counts = new Map();
       }
       // Added to the current view, not a copy: an index object this process wrote meanwhile stays.
       segments.forEach((segment, i) => {
@@ -102,6 +133,7 @@ export class RepositoryIndex {
         if (this.loaded.has(key)) return;
         this.view.add(segment as IndexSegment);
         this.loaded.add(key);
+        this.counts.set(key, (segment as IndexSegment).count);
       });
       return;
     }
@@ -121,25 +153,41 @@ export class RepositoryIndex {
     });
     this.view.add(segment);
     this.loaded.add(key);
+    this.counts.set(key, segment.count);
     return key;
   }
 
   /**
    * Indexes packs no index covers (their writer stopped before writing one), skipping `skip`
-   * (packs garbage collection condemned). Returns the packs indexed.
+   * (packs garbage collection condemned), and notes the packs the index names that the listing
+   * lacks (`gonePacks`). `beforeWrite` runs right before the index object is written (the
+   * writer's lease check: a writer stalled past its lease may be indexing packs a collector has
+   * deleted meanwhile). A blob in several orphan packs is indexed at one of them (the others'
+   * copies are dead weight a collection removes). Returns the packs indexed.
    */
-  async recover(options: { skip: ReadonlySet<string>; signal?: AbortSignal }): Promise<number> {
+  async recover(options: {
+    skip: ReadonlySet<string>;
+    beforeWrite?: (signal?: AbortSignal) => Promise<void>;
+    signal?: AbortSignal;
+  }): Promise<number> {
     const { signal } = options;
     const covered = this.view.packs();
-    const orphans = (await this.store.list(repositoryKeys.packsDir, { signal }))
-      .map(repositoryKeyId)
-      .filter((id) => /^[0-9a-f]{32}$/.test(id) && !covered.has(id) && !options.skip.has(id));
+    const listed = (await this.store.list(repositoryKeys.packsDir, { signal })).map(repositoryKeyId);
+    const listedSet = new Set(listed);
+    // Listed after the index was loaded, and a pack is uploaded before any index names it: an
+    // indexed pack the listing lacks was deleted.
+    this.gone = new Set([...covered.keys()].filter((id) => !listedSet.has(id)));
+    const orphans = listed.filter(
+      (id) => /^[0-9a-f]{32}$/.test(id) && !covered.has(id) && !options.skip.has(id),
+    );
     if (orphans.length === 0) return 0;
     const headers = await mapBounded(orphans, LOAD_CONCURRENCY, (packId) =>
       readPackHeader({ store: this.store, crypto: this.crypto, packId, signal }),
     );
     const found = headers.filter((h) => h !== undefined);
-    if (found.length > 0) await this.write(segmentOfPacks(found), signal);
+    if (found.length === 0) return 0;
+    await options.beforeWrite?.(signal);
+    await this.write(segmentOfPacks(found), signal);
     return found.length;
   }
 
@@ -157,6 +205,8 @@ export class RepositoryIndex {
     excludePacks?: ReadonlySet<string>;
     prefer?: IndexSegment;
     check?: (next: IndexSegment) => ReadonlySet<string>;
+    /** Runs before the first write and before the first delete (the maintenance lock's confirm). */
+    confirm?: (signal?: AbortSignal) => Promise<void>;
     signal?: AbortSignal;
   }): Promise<ReadonlySet<string>> {
     const { signal } = options;
@@ -171,13 +221,16 @@ export class RepositoryIndex {
       exclude = new Set([...exclude].filter((p) => !keep.has(p)));
       levels = plan();
     }
+    await options.confirm?.(signal);
     const view = new IndexView();
     this.view = view;
     this.loaded = new Set();
+    this.counts = new Map();
     const written = levels.filter((l) => l.count > 0);
     if (written.length === 0) view.add(levels[0] ?? EMPTY_SEGMENT);
     // Every new object is written before any replaced one is deleted.
     for (const level of written) await this.write(level, signal);
+    if (replaced.length > 0) await options.confirm?.(signal);
     for (const key of replaced) await this.store.delete(key, { signal });
     return exclude;
   }

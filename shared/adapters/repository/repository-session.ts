@@ -1,7 +1,8 @@
 /**
  * What one opened repository shares between its writers, readers and maintenance: the store, the
  * keys, the index, and the packs garbage collection has condemned (never deduplicated against,
- * never recovered, still readable until they are deleted).
+ * never recovered, still readable until they are deleted) or deleted while an index still names
+ * them (never deduplicated against, never named by a manifest).
  */
 import { type CondemnedRecord, condemnedRecordSchema } from '../../contracts/repository.js';
 import { repositoryKeys } from '../../domain/storage-keys.js';
@@ -13,7 +14,11 @@ import { MaintenanceLockHandle } from './maintenance-lock.js';
 import type { RepositoryCrypto } from './repository-crypto.js';
 import { RepositoryIndex } from './repository-index.js';
 
-/** More index objects than this, and a writer's start merges them into one. */
+/**
+ * More index objects than this plus the extra levels one compaction writes (beyond the object
+ * with a location for every blob, one more for each further pack some blob is also in), and a
+ * writer's start merges them.
+ */
 export const COMPACT_AT_INDEX_OBJECTS = 32;
 
 export async function readCondemnedRecords(options: {
@@ -54,11 +59,18 @@ export class RepositorySession {
   }
 
   /**
-   * Merges the index objects into one when there are many (each writer adds one per flush), so
-   * opening stays a few GETs; skipped while a collector holds the maintenance lock.
+   * Merges the index objects when there are many (each writer adds one per flush), so opening
+   * stays a few GETs — one a level when blobs are stored in several packs: a compaction writes
+   * one object a location for every blob and one more for each further copy, so the threshold
+   * counts those levels on top (else many copies of one blob would make every writer's start
+   * compact again). Skipped while a collector holds the maintenance lock; the lock is confirmed
+   * before the index is written and before the replaced objects are deleted.
    */
   async compactIfScattered(signal?: AbortSignal): Promise<void> {
-    if (this.index.indexKeys().length <= COMPACT_AT_INDEX_OBJECTS) return;
+    const objects = this.index.indexKeys().length;
+    if (objects <= COMPACT_AT_INDEX_OBJECTS) return;
+    // Level 0 is one of the 32; each further level (a blob's further copies) adds one.
+    if (objects <= COMPACT_AT_INDEX_OBJECTS + this.index.levelCount() - 1) return;
     const lock = new MaintenanceLockHandle({
       store: this.store,
       clock: this.clock,
@@ -68,7 +80,7 @@ export class RepositorySession {
     });
     if (!(await lock.acquire({ signal, tryOnly: true }))) return;
     try {
-      await this.index.compact({ signal });
+      await this.index.compact({ confirm: (s) => lock.confirm(s), signal });
     } finally {
       await lock.release(signal).catch(() => undefined);
     }
@@ -78,11 +90,18 @@ export class RepositorySession {
     return this.condemned;
   }
 
-  /** Whether a writer may count on this blob: indexed in some pack not condemned. */
+  /** Packs the index names that were deleted (as of the writer's start: `RepositoryIndex.recover`). */
+  gonePacks(): ReadonlySet<string> {
+    return this.index.gonePacks();
+  }
+
+  /** Whether a writer may count on this blob: indexed in some pack neither condemned nor gone. */
   usable(id: string): boolean {
     const location = this.index.lookup(id);
     if (location === undefined) return false;
-    if (!this.condemned.has(location.packId)) return true;
-    return this.index.locations(id).some((l) => !this.condemned.has(l.packId));
+    const gone = this.index.gonePacks();
+    const fine = (packId: string): boolean => !this.condemned.has(packId) && !gone.has(packId);
+    if (fine(location.packId)) return true;
+    return this.index.locations(id).some((l) => fine(l.packId));
   }
 }
