@@ -1,37 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { openFormat } from '../../../../../shared/adapters/repository/format-object.js';
-import {
-  type OpenedRepository,
-  openRepository,
-} from '../../../../../shared/adapters/repository/open-repository.js';
+import type { OpenedRepository } from '../../../../../shared/adapters/repository/open-repository.js';
 import type { PackWriter } from '../../../../../shared/adapters/repository/pack-writer.js';
 import {
   COMPACT_AT_INDEX_OBJECTS,
   RepositorySession,
 } from '../../../../../shared/adapters/repository/repository-session.js';
 import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
-import type { Clock } from '../../../../../shared/ports/clock.js';
-import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
+import type { ObjectStore } from '../../../../../shared/ports/object-store.js';
 import {
   blockManifest,
   blockMapBytes,
-  DelegatingStore,
   digest,
+  indexKeys,
   KiB,
   localKey,
+  openSmallPacks,
+  StallingStore,
   TestClock,
   tempStore,
 } from './support.js';
 
-/** Four 8 KiB blocks fill a pack. A fresh open loads the index objects in the order of their keys. */
-const open = (store: ObjectStore, clock?: Clock): Promise<OpenedRepository> =>
-  openRepository({
-    store,
-    keys: localKey(),
-    create: { packTargetBytes: 32 * KiB },
-    ...(clock ? { clock, leaseTtlMs: 60_000, clockSkewMs: 1_000 } : {}),
-  });
+const open = openSmallPacks;
 
 const blocks = (n: number): Uint8Array[] => Array.from({ length: n }, () => randomBytes(8 * KiB));
 
@@ -49,8 +40,6 @@ async function backup(repo: OpenedRepository, id: string, data: readonly Uint8Ar
   await repo.writeManifest(blockManifest(id, map));
   await writer.close();
 }
-
-const indexKeys = (store: ObjectStore): Promise<string[]> => store.list(repositoryKeys.indexDir);
 
 /**
  * Block `shared` is in backup a's pack P, which garbage collection condemned while `blocker` ran.
@@ -201,33 +190,6 @@ describe('a blob stored again after its pack was condemned', () => {
     });
   }
 });
-
-/** A real store underneath whose index writes can be held back (a process stalled before its index PUT). */
-class StallingStore extends DelegatingStore {
-  private holding = false;
-  private held: (() => void)[] = [];
-  private arrived: (() => void) | undefined;
-  /** Holds the next index writes; resolves once one is waiting. */
-  holdIndexWrites(): Promise<void> {
-    this.holding = true;
-    return new Promise((resolve) => {
-      this.arrived = resolve;
-    });
-  }
-  release(): void {
-    this.holding = false;
-    for (const go of this.held.splice(0)) go();
-  }
-  override async put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
-    if (this.holding && k.startsWith(repositoryKeys.indexDir)) {
-      await new Promise<void>((resolve) => {
-        this.held.push(resolve);
-        this.arrived?.();
-      });
-    }
-    return this.inner.put(k, body, options);
-  }
-}
 
 describe('a blob one index object places in a pack that is gone', () => {
   it('is still found, and kept, at its other location', async () => {

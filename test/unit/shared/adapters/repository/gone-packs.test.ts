@@ -5,61 +5,25 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  type OpenedRepository,
-  openRepository,
-} from '../../../../../shared/adapters/repository/open-repository.js';
+import type { OpenedRepository } from '../../../../../shared/adapters/repository/open-repository.js';
 import type { PackWriter } from '../../../../../shared/adapters/repository/pack-writer.js';
 import { BlobMissing } from '../../../../../shared/domain/errors.js';
 import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
-import type { Clock } from '../../../../../shared/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
 import {
   blockManifest,
   blockMapBytes,
   DelegatingStore,
   digest,
+  indexKeys,
   KiB,
-  localKey,
+  openSmallPacks,
+  StallingStore,
   TestClock,
   tempStore,
 } from './support.js';
 
-const open = (store: ObjectStore, clock?: Clock): Promise<OpenedRepository> =>
-  openRepository({
-    store,
-    keys: localKey(),
-    create: { packTargetBytes: 32 * KiB },
-    ...(clock ? { clock, leaseTtlMs: 60_000, clockSkewMs: 1_000 } : {}),
-  });
-
-const indexKeys = async (store: ObjectStore): Promise<string[]> =>
-  (await store.list(repositoryKeys.indexDir)).sort();
-
-/** Holds index writes (a process stalled after its lease check, before its index PUT). */
-class StallingStore extends DelegatingStore {
-  private holding = false;
-  private held: (() => void)[] = [];
-  private arrived: (() => void) | undefined;
-  holdIndexWrites(): Promise<void> {
-    this.holding = true;
-    return new Promise((resolve) => {
-      this.arrived = resolve;
-    });
-  }
-  release(): void {
-    this.holding = false;
-    for (const go of this.held.splice(0)) go();
-  }
-  override async put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
-    if (this.holding && k.startsWith(repositoryKeys.indexDir))
-      await new Promise<void>((resolve) => {
-        this.held.push(resolve);
-        this.arrived?.();
-      });
-    return this.inner.put(k, body, options);
-  }
-}
+const open = openSmallPacks;
 
 /**
  * Block `x` stored by a writer that stalled before its index PUT; its lease ran out, a collector

@@ -5,6 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalDirectoryStore } from '../../../../../shared/adapters/local-directory-store.js';
 import { LocalKeyWrapper } from '../../../../../shared/adapters/local-key-wrapper.js';
+import {
+  type OpenedRepository,
+  openRepository,
+} from '../../../../../shared/adapters/repository/open-repository.js';
 import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
 import type { Clock } from '../../../../../shared/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
@@ -122,3 +126,43 @@ export const blockMapBytes = (ids: readonly string[]): Uint8Array =>
 
 /** Compares blobs by SHA-256: a deep equality of large byte arrays is slow. */
 export const digest = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+/** Four 8 KiB blocks fill a pack. A fresh open loads the index objects in the order of their keys. */
+export const openSmallPacks = (store: ObjectStore, clock?: Clock): Promise<OpenedRepository> =>
+  openRepository({
+    store,
+    keys: localKey(),
+    create: { packTargetBytes: 32 * KiB },
+    ...(clock ? { clock, leaseTtlMs: 60_000, clockSkewMs: 1_000 } : {}),
+  });
+
+/** The index objects' keys, sorted. */
+export const indexKeys = async (store: ObjectStore): Promise<string[]> =>
+  (await store.list(repositoryKeys.indexDir)).sort();
+
+/** A real store underneath whose index writes can be held back (a process stalled before its index PUT). */
+export class StallingStore extends DelegatingStore {
+  private holding = false;
+  private held: (() => void)[] = [];
+  private arrived: (() => void) | undefined;
+  /** Holds the next index writes; resolves once one is waiting. */
+  holdIndexWrites(): Promise<void> {
+    this.holding = true;
+    return new Promise((resolve) => {
+      this.arrived = resolve;
+    });
+  }
+  release(): void {
+    this.holding = false;
+    for (const go of this.held.splice(0)) go();
+  }
+  override async put(k: string, body: Uint8Array | string, options?: PutOptions): Promise<void> {
+    if (this.holding && k.startsWith(repositoryKeys.indexDir)) {
+      await new Promise<void>((resolve) => {
+        this.held.push(resolve);
+        this.arrived?.();
+      });
+    }
+    return this.inner.put(k, body, options);
+  }
+}
