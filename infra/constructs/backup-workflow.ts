@@ -22,7 +22,7 @@ import {
   grantIncrementalBaseDeletion,
   VOLUME_SNAPSHOT_GROUP,
 } from './backup-volumes.js';
-import { DataMover, type DataMoverProps } from './data-mover.js';
+import { type DataMover, type WorkflowDataMoverProps, workflowDataMover } from './data-mover.js';
 import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
 
@@ -67,12 +67,6 @@ export interface BackupWorkflowProps {
   /** The data mover's options; it runs in the hook runner's cluster and subnets. */
   readonly dataMover?: WorkflowDataMoverProps;
 }
-
-/** What a workflow's data mover takes beyond the storage and the tasks' cluster it is given. */
-export type WorkflowDataMoverProps = Omit<
-  DataMoverProps,
-  'bucket' | 'storageKey' | 'prefix' | 'cluster' | 'subnetIds' | 'assignPublicIp'
->;
 
 export class BackupWorkflow extends Construct {
   readonly stateMachine: StateMachine;
@@ -202,14 +196,12 @@ export class BackupWorkflow extends Construct {
     });
     // The runner backs up whole blocks, volumes included, as a worker would.
     grantEbsSnapshots(this.hookRunner.taskRole);
-    this.dataMover = new DataMover(this, 'DataMover', {
-      ...props.dataMover,
+    this.dataMover = workflowDataMover(this, {
+      tasksBeside: this.hookRunner,
       bucket: props.bucket,
       storageKey: props.key,
-      ...(props.prefix ? { prefix: props.prefix } : {}),
-      cluster: this.hookRunner.cluster,
-      subnetIds: this.hookRunner.subnetIds,
-      assignPublicIp: this.hookRunner.assignPublicIp,
+      prefix: props.prefix,
+      props: props.dataMover,
     });
     // VolumeOperations names the repository in the jobs it hands out (it never opens it).
     volumeOperations.addEnvironment('LIFEBOAT_REPOSITORY_KEY', this.dataMover.repositoryKey.keyArn);

@@ -1,5 +1,5 @@
 /**
- * The data mover (docs/data-mover.md): a Fargate task (ARM64, functions/data-mover/Dockerfile)
+ * The data mover (docs/data-mover.md): a Fargate task (ARM64, functions/fargate-task.Dockerfile)
  * the backup and restore state machines start with `ecs:runTask.sync`, its job in the container
  * override. Sized for block mode: 2 vCPU (compression, AES-GCM and SHA-256 of every block) and
  * 4 GiB (32 blocks of 512 KiB in flight, four 16 MiB packs uploading, and the repository index,
@@ -46,6 +46,42 @@ export interface DataMoverProps {
   /** Default 2048 (2 vCPU) and 4096 MiB. */
   readonly cpu?: number;
   readonly memoryLimitMiB?: number;
+}
+
+/** What a workflow's data mover takes beyond the storage and the tasks' cluster it is given. */
+export type WorkflowDataMoverProps = Omit<
+  DataMoverProps,
+  'bucket' | 'storageKey' | 'prefix' | 'cluster' | 'subnetIds' | 'assignPublicIp'
+>;
+
+/**
+ * A workflow's data mover: on the workflow's storage, its tasks in the hook runner's cluster and
+ * subnets (one Fargate network for both kinds of task).
+ */
+export function workflowDataMover(
+  scope: Construct,
+  options: {
+    readonly tasksBeside: {
+      readonly cluster: ICluster;
+      readonly subnetIds: readonly string[];
+      readonly assignPublicIp: boolean;
+    };
+    readonly bucket: IBucket;
+    readonly storageKey: IKey;
+    readonly prefix?: string | undefined;
+    readonly props?: WorkflowDataMoverProps | undefined;
+  },
+): DataMover {
+  const { tasksBeside } = options;
+  return new DataMover(scope, 'DataMover', {
+    ...options.props,
+    bucket: options.bucket,
+    storageKey: options.storageKey,
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+    cluster: tasksBeside.cluster,
+    subnetIds: tasksBeside.subnetIds,
+    assignPublicIp: tasksBeside.assignPublicIp,
+  });
 }
 
 export class DataMover extends Construct {

@@ -15,8 +15,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { WorkflowDataMoverProps } from './backup-workflow.js';
-import { DataMover } from './data-mover.js';
+import { DataMover, type WorkflowDataMoverProps, workflowDataMover } from './data-mover.js';
 import { HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { restoreVolumeFunctions } from './restore-volumes.js';
 import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
@@ -160,14 +159,12 @@ export class RestoreWorkflow extends Construct {
     this.dataMover =
       props.dataMover instanceof DataMover
         ? props.dataMover
-        : new DataMover(this, 'DataMover', {
-            ...props.dataMover,
+        : workflowDataMover(this, {
+            tasksBeside: this.hookRunner,
             bucket: props.bucket,
             storageKey: props.key,
-            ...(props.prefix ? { prefix: props.prefix } : {}),
-            cluster: this.hookRunner.cluster,
-            subnetIds: this.hookRunner.subnetIds,
-            assignPublicIp: this.hookRunner.assignPublicIp,
+            prefix: props.prefix,
+            props: props.dataMover,
           });
     // RestoreVolumes names the repository in the jobs it hands out (it never opens it).
     restoreVolumes.addEnvironment('LIFEBOAT_REPOSITORY_KEY', this.dataMover.repositoryKey.keyArn);
