@@ -1,5 +1,5 @@
 /**
- * The data mover's container entry (functions/data-mover/Dockerfile): the Fargate task the backup
+ * The data mover's container entry (image: functions/fargate-task.Dockerfile): the Fargate task the backup
  * and restore state machines start with `ecs:runTask.sync`, and, under `lifeboat --local`, a
  * child process started the same way (cli/local/data-mover-process.ts). See docs/data-mover.md.
  *

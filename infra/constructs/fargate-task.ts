@@ -1,7 +1,8 @@
 /**
  * What every Fargate task a state machine starts with `ecs:runTask.sync` needs (the hook runner,
  * the data mover): an ARM64 task definition whose one container is built from
- * `functions/<name>/Dockerfile` (read-only root, logs kept a month); the state machine's right to run exactly that task definition in exactly that
+ * `functions/fargate-task.Dockerfile` with TASK=<name> (read-only root, logs kept a month); the
+ * state machine's right to run exactly that task definition in exactly that
  * cluster, stop and describe its tasks, pass its two roles and keep the managed rule through
  * which Step Functions learns a task stopped; and the `${<Prefix>…}` placeholder values of its
  * RunTask state. Never grants RunTask on another task definition.
@@ -27,7 +28,7 @@ import { ROOT } from './step-function.js';
 export function arm64TaskDefinition(
   scope: Construct,
   options: {
-    /** The container's name, its folder under functions/ (with its Dockerfile) and its log prefix. */
+    /** The container's name, its folder under functions/ (with its main.ts) and its log prefix. */
     name: string;
     cpu: number;
     memoryLimitMiB: number;
@@ -52,7 +53,9 @@ export function arm64TaskDefinition(
   });
   taskDefinition.addContainer(options.name, {
     image: ContainerImage.fromAsset(ROOT, {
-      file: `functions/${options.name}/Dockerfile`,
+      // One image recipe for every task, its entry point chosen by the build argument.
+      file: 'functions/fargate-task.Dockerfile',
+      buildArgs: { TASK: options.name },
       platform: Platform.LINUX_ARM64,
       // Only what the image is built from; the rest of the repository never reaches the asset.
       ignoreMode: IgnoreMode.DOCKER,
