@@ -40,7 +40,7 @@ import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
-import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
+import { containerEnvironment, LOCAL_HOOK_RUNNER_TASK, runHookRunnerProcess } from './hook-runner-process.js';
 import { LOCAL_DATA_MOVER_TASK, type LocalDataMover, runLocalDataMoverTask } from './local-data-mover.js';
 import { recipeHandlers } from './recipe-handlers.js';
 
@@ -137,11 +137,7 @@ export const LOCAL_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   FinalizeBackupFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeBackup',
   RecordBackupFailureFunctionArn: 'arn:aws:lambda:local:000000000000:function:RecordBackupFailure',
   // The hook runner's task: run locally as a child process (hook-runner-process.ts).
-  HookRunnerClusterArn: 'arn:aws:ecs:local:000000000000:cluster/lifeboat-local',
-  HookRunnerTaskDefinitionArn: 'arn:aws:ecs:local:000000000000:task-definition/lifeboat-hook-runner:1',
-  HookRunnerSubnetIds: 'subnet-local',
-  HookRunnerSecurityGroupId: 'sg-local',
-  HookRunnerAssignPublicIp: 'DISABLED',
+  ...LOCAL_HOOK_RUNNER_TASK,
   // The data mover's task: run locally as a child process (local-data-mover.ts).
   ...LOCAL_DATA_MOVER_TASK,
   CollectRecipeItemsFunctionArn: 'arn:aws:lambda:local:000000000000:function:CollectRecipeItems',

@@ -14,6 +14,16 @@ import { fileURLToPath } from 'node:url';
 import { LifeboatError } from '../../shared/domain/errors.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The hook runner task's RunTask placeholders locally (the task runs as a child process). */
+export const LOCAL_HOOK_RUNNER_TASK: Readonly<Record<string, string>> = {
+  HookRunnerClusterArn: 'arn:aws:ecs:local:000000000000:cluster/lifeboat-local',
+  HookRunnerTaskDefinitionArn: 'arn:aws:ecs:local:000000000000:task-definition/lifeboat-hook-runner:1',
+  HookRunnerSubnetIds: 'subnet-local',
+  HookRunnerSecurityGroupId: 'sg-local',
+  HookRunnerAssignPublicIp: 'DISABLED',
+};
+
 export const HOOK_RUNNER_ENTRY = join(ROOT, 'functions', 'hook-runner', 'main.ts');
 /** What the local "task" keeps of the process's output: enough for a failure's reason. */
 const MAX_OUTPUT_CHARS = 16 * 1024;

@@ -45,7 +45,7 @@ import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
-import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
+import { containerEnvironment, LOCAL_HOOK_RUNNER_TASK, runHookRunnerProcess } from './hook-runner-process.js';
 import { LOCAL_DATA_MOVER_TASK, type LocalDataMover, runLocalDataMoverTask } from './local-data-mover.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -59,11 +59,7 @@ export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   RestorePhaseFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestorePhase',
   RestoreHooksFunctionArn: 'arn:aws:lambda:local:000000000000:function:RestoreHooks',
   RunRestoreRecipeHookFunctionArn: 'arn:aws:lambda:local:000000000000:function:RunRestoreRecipeHook',
-  HookRunnerClusterArn: 'arn:aws:ecs:local:000000000000:cluster/lifeboat-local',
-  HookRunnerTaskDefinitionArn: 'arn:aws:ecs:local:000000000000:task-definition/lifeboat-hook-runner:1',
-  HookRunnerSubnetIds: 'subnet-local',
-  HookRunnerSecurityGroupId: 'sg-local',
-  HookRunnerAssignPublicIp: 'DISABLED',
+  ...LOCAL_HOOK_RUNNER_TASK,
   ...LOCAL_DATA_MOVER_TASK,
   FinalizeRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeRestore',
 };
