@@ -100,17 +100,7 @@ export async function patchProvisionedVolumes(
   ): void => {
     progress.settled.push(keyOf(p));
     if (level && msg)
-      progress.log.push({
-        time: deps.clock.now().toISOString(),
-        level,
-        msg,
-        fields: {
-          restore: run.name,
-          resource: 'persistentvolumeclaims',
-          namespace: p.pvcNamespace,
-          name: p.pvcName,
-        },
-      });
+      logClaim({ run, progress, deps, namespace: p.pvcNamespace, name: p.pvcName, level, msg });
   };
   const waiting = () => provisioned.filter((p) => !progress.settled.includes(keyOf(p)));
   const pollUntil = Date.now() + (deps.pollWithinMs ?? 20_000);
@@ -228,6 +218,28 @@ async function lookAt(options: {
   };
 }
 
+/** A line of the restore log about one PVC. */
+function logClaim(options: {
+  run: RestoreRun;
+  progress: ProvisionedProgress;
+  deps: PatchProvisionedVolumesDeps;
+  namespace: string;
+  name: string;
+  level: LogEvent['level'];
+  msg: string;
+}): void {
+  options.progress.log.push({
+    time: options.deps.clock.now().toISOString(),
+    level: options.level,
+    msg: options.msg,
+    fields: {
+      restore: options.run.name,
+      resource: 'persistentvolumeclaims',
+      namespace: options.namespace,
+      name: options.name,
+    },
+  });
+}
 /**
  * The file restores of one call: `settle` records the jobs the last RestoreFileData ran, `start`
  * makes the job of a volume whose PVC is bound (or says why it cannot), `ready` lists the jobs
@@ -248,17 +260,7 @@ function fileRestores(options: {
   const jobs = progress.files;
   const note = (key: string, level: LogEvent['level'], msg: string): void => {
     const [namespace, name] = key.split('/');
-    progress.log.push({
-      time: deps.clock.now().toISOString(),
-      level,
-      msg,
-      fields: {
-        restore: run.name,
-        resource: 'persistentvolumeclaims',
-        namespace: namespace ?? '',
-        name: name ?? '',
-      },
-    });
+    logClaim({ run, progress, deps, namespace: namespace ?? '', name: name ?? '', level, msg });
   };
   return {
     settle: async () => {
