@@ -17,6 +17,7 @@ import { volumeOperations } from '../../functions/volume-operations/volume-opera
 import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import { KubernetesCsiSnapshots } from '../../shared/adapters/kubernetes-csi-snapshots.js';
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
+import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
 import {
   type ExecutionEvent,
   type JsonValue,
@@ -41,6 +42,7 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { containerEnvironment, LOCAL_HOOK_RUNNER_TASK, runHookRunnerProcess } from './hook-runner-process.js';
+import { defaultItemBlockThreads, ItemBlockThreads } from './item-block-threads.js';
 import { LOCAL_DATA_MOVER_TASK, type LocalDataMover, runLocalDataMoverTask } from './local-data-mover.js';
 import { recipeHandlers } from './recipe-handlers.js';
 
@@ -50,13 +52,25 @@ export const BACKUP_DEFINITION = join(here, '..', '..', 'statemachines', 'backup
 export type ProgressEvent =
   | { readonly type: 'state'; readonly state: string }
   | { readonly type: 'collected'; readonly blocks: number; readonly items: number }
-  | { readonly type: 'message-done'; readonly items: number };
+  | {
+      readonly type: 'message-done';
+      readonly items: number;
+      /** Whether a worker thread backed the message up (item-block-threads.ts), not this one. */
+      readonly inThread: boolean;
+    };
 
 export interface LocalBackupOptions {
   readonly cluster: Cluster;
   readonly store: ObjectStore;
   readonly clock?: Clock;
   readonly workers?: number;
+  /**
+   * Worker threads the ItemBlock workers run in (item-block-threads.ts); 0: in this thread.
+   * Default: the cores but one, at most 4. Threads are used only with a directory store, a
+   * Kubernetes cluster and none of the in-process stand-ins below (wrapWorker, podExec,
+   * snapshotter, csiSnapshots, clock); otherwise the workers run in this thread.
+   */
+  readonly threads?: number;
   readonly maxReceiveCount?: number;
   readonly itemBlocksTimeoutSeconds?: number;
   readonly pageSize?: number;
@@ -155,7 +169,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
   const podExec = podExecOf(options);
   const volumeDeps = volumeDepsOf(options);
 
-  const worker = async (body: string): Promise<void> => {
+  const inProcess = async (body: string): Promise<number> => {
     const result = await backupItemBlocks(itemBlockMessage.parse(JSON.parse(body)), {
       store,
       callbacks,
@@ -167,7 +181,12 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
         ? { inlineHookLimitMs: options.inlineHookLimitSeconds * 1000 }
         : {}),
     });
-    progress({ type: 'message-done', items: result.items.length });
+    return result.items.length;
+  };
+  const threads = itemBlockThreadsFor(options, { callbacks, fallback: inProcess });
+  const worker = async (body: string): Promise<void> => {
+    const done = threads ? await threads.consume(body) : { items: await inProcess(body), inThread: false };
+    progress({ type: 'message-done', ...done });
   };
   const queue = new MemoryWorkQueue({
     concurrency: options.workers ?? 4,
@@ -296,5 +315,41 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
   } finally {
     // Let in-flight workers settle, but never wait on a stuck one.
     await Promise.race([queue.idle(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+    await threads?.close();
   }
+}
+
+/** Worker threads for the ItemBlock workers, when the options allow them (see `threads`). */
+function itemBlockThreadsFor(
+  options: LocalBackupOptions,
+  wiring: { callbacks: LocalTaskCallbacks; fallback: (body: string) => Promise<number> },
+): ItemBlockThreads | undefined {
+  const count = options.threads ?? defaultItemBlockThreads();
+  if (
+    count <= 0 ||
+    !(options.store instanceof LocalDirectoryStore) ||
+    !(options.cluster instanceof KubernetesCluster) ||
+    options.wrapWorker ||
+    options.podExec ||
+    options.snapshotter ||
+    options.csiSnapshots ||
+    options.clock
+  )
+    return undefined;
+  return new ItemBlockThreads({
+    count,
+    callbacks: wiring.callbacks,
+    fallback: wiring.fallback,
+    settings: {
+      // A directory store's location is `file://` and its resolved root.
+      storeRoot: options.store.location.slice('file://'.length),
+      kubeconfig: options.cluster.kubeConfig.exportConfig(),
+      execKubeconfig: kubeConfigOf(options).exportConfig(),
+      csi: options.csiSnapshots !== false,
+      ...(options.dataMover ? { fileAccess: 'local-paths' as const } : {}),
+      ...(options.inlineHookLimitSeconds !== undefined
+        ? { inlineHookLimitMs: options.inlineHookLimitSeconds * 1000 }
+        : {}),
+    },
+  });
 }

@@ -2,6 +2,7 @@
  * One measured run for the backup benchmark, in its own process so its peak RSS is its own:
  * `list` pages with limit 500 through every resource type a backup of the namespaces matching
  * ARG lists, counting those namespaces' objects (the baseline); `backup` backs them up. Prints one JSON line: objects, milliseconds, peak RSS.
+ * THREADS=N sets the backup's worker threads (default: the runtime's, the cores but one).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,6 +53,7 @@ if (mode === 'list') {
     cluster,
     store: new LocalDirectoryStore(dir),
     workers: 4,
+    ...(process.env.THREADS !== undefined ? { threads: Number(process.env.THREADS) } : {}),
   })) as { items: number; phase: string };
   if (result.phase !== 'Completed') throw new Error(`backup ended ${result.phase}`);
   objects = result.items;

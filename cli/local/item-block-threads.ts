@@ -1,0 +1,234 @@
+/**
+ * The local backup's ItemBlock workers in worker threads: in AWS the workers are Lambdas beside
+ * CollectItems; locally they were the same event loop as the listing, so a large backup used one
+ * core. Messages go to the thread with the fewest in flight; a thread that cannot start or dies
+ * leaves its messages to the in-process worker (`fallback`), so a backup never depends on
+ * threads. The thread runs a bundle of item-block-thread.ts (plain JavaScript: a thread with
+ * the TypeScript loader would take half a second and another thread to start), built with
+ * esbuild on first use and kept under node_modules/.cache, named by the hash of the sources.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
+import type { FromThread, ThreadSettings, ToThread } from './item-block-thread-protocol.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(here, '..', '..');
+const ENTRY = join(here, 'item-block-thread.ts');
+/** The sources a bundle may contain. */
+const SOURCE_DIRS = ['cli', 'functions', 'shared'];
+
+const THREAD_START_TIMEOUT_MS = 30_000;
+/** A thread's heap: a message's items and output are its live data (SQS-sized, 256 KiB). */
+const THREAD_HEAP_MB = 128;
+
+/** Threads for a local backup's workers by default: the cores the listing leaves, at most 4. */
+export function defaultItemBlockThreads(): number {
+  return Math.max(0, Math.min(4, availableParallelism() - 1));
+}
+
+/**
+ * Names the sources as they are: every TypeScript file a bundle may contain, by path, size and
+ * modification time (a stat each, not a read: this runs while the backup starts).
+ */
+async function sourceKey(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const dir of SOURCE_DIRS) {
+    const files = (await readdir(join(ROOT, dir), { recursive: true }))
+      .filter((f) => f.endsWith('.ts'))
+      .sort();
+    const stats = await Promise.all(files.map((f) => stat(join(ROOT, dir, f))));
+    files.forEach((file, i) => {
+      hash.update(`${dir}/${file}\0${stats[i]?.size}\0${stats[i]?.mtimeMs}\0`);
+    });
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+let bundling: Promise<string> | undefined;
+
+/** The thread's bundle, built once per change of the sources (and per process, at most once). */
+export function threadBundle(): Promise<string> {
+  bundling ??= (async () => {
+    const name = `item-block-thread-${await sourceKey()}.cjs`;
+    // Beside node_modules, so the bundle's imports of packages resolve. Where that cannot be
+    // written, the build fails and the workers run in process.
+    const dir = join(ROOT, 'node_modules', '.cache', 'lifeboat');
+    const out = join(dir, name);
+    try {
+      await stat(out);
+      return out;
+    } catch {
+      // not built yet
+    }
+    await mkdir(dir, { recursive: true });
+    const { build } = await import('esbuild');
+    const result = await build({
+      entryPoints: [ENTRY],
+      bundle: true,
+      platform: 'node',
+      // CommonJS, so the thread loads it with require: an ES module would go through this
+      // process's module loader hooks (tsx's, shared with every thread), at a cost of a second.
+      format: 'cjs',
+      target: 'node20',
+      // Packages bundled too (one file to load), but for the Kubernetes client: large, and
+      // imported only for hooks and CSI.
+      external: ['@kubernetes/client-node'],
+      write: false,
+      logLevel: 'silent',
+    });
+    const code = result.outputFiles[0]?.contents;
+    if (!code) throw new Error('esbuild wrote no worker thread bundle');
+    // Written aside and renamed: a process starting at the same moment reads all or nothing.
+    const tmp = `${out}.${process.pid}.tmp`;
+    await writeFile(tmp, code);
+    await rename(tmp, out);
+    // Bundles of earlier sources are no longer wanted.
+    for (const old of await readdir(dir))
+      if (old.startsWith('item-block-thread-') && old !== name) await rm(join(dir, old), { force: true });
+    return out;
+  })();
+  bundling.catch(() => {
+    bundling = undefined;
+  });
+  return bundling;
+}
+
+interface Pending {
+  readonly resolve: (items: number) => void;
+  readonly reject: (error: Error) => void;
+}
+
+interface Thread {
+  readonly worker: Worker;
+  readonly ready: Promise<void>;
+  readonly inFlight: Map<number, Pending>;
+  dead: boolean;
+}
+
+/** A message's failure in a thread, as the in-process worker would have thrown it. */
+export class ThreadedWorkerError extends Error {}
+
+export class ItemBlockThreads {
+  private readonly threads: Promise<Thread[]>;
+  private nextId = 0;
+  private closed = false;
+
+  constructor(
+    private readonly options: {
+      readonly count: number;
+      readonly settings: ThreadSettings;
+      readonly callbacks: TaskCallbacks;
+      /** The in-process worker, for messages no thread can take. */
+      readonly fallback: (body: string) => Promise<number>;
+    },
+  ) {
+    this.threads = threadBundle().then(
+      (bundle) => Array.from({ length: options.count }, () => this.spawn(bundle)),
+      () => [],
+    );
+  }
+
+  private spawn(bundle: string): Thread {
+    const worker = new Worker(bundle, {
+      workerData: this.options.settings,
+      // Not this process's flags: the bundle is plain JavaScript, and a TypeScript loader or
+      // source maps (tsx's --import) would cost the thread more than its work.
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
+    });
+    const inFlight = new Map<number, Pending>();
+    let ready!: () => void;
+    let notReady!: (error: Error) => void;
+    const thread: Thread = {
+      worker,
+      inFlight,
+      dead: false,
+      ready: new Promise<void>((resolve, reject) => {
+        ready = resolve;
+        notReady = reject;
+      }),
+    };
+    thread.ready.catch(() => undefined);
+    const die = (error: Error): void => {
+      if (thread.dead) return;
+      thread.dead = true;
+      notReady(error);
+      // Its messages fail; the queue delivers them again, to another thread or in process.
+      for (const pending of inFlight.values()) pending.reject(error);
+      inFlight.clear();
+    };
+    worker.on('message', (message: FromThread) => {
+      switch (message.type) {
+        case 'ready':
+          ready();
+          return;
+        case 'callback':
+          void (message.method === 'succeed'
+            ? this.options.callbacks.succeed(message.token, message.output)
+            : this.options.callbacks.fail(message.token, message.output as { name: string; cause: string }));
+          return;
+        case 'done':
+        case 'failed': {
+          const pending = inFlight.get(message.id);
+          inFlight.delete(message.id);
+          if (message.type === 'done') pending?.resolve(message.items);
+          else
+            pending?.reject(
+              Object.assign(new ThreadedWorkerError(message.error.message), { name: message.error.name }),
+            );
+          return;
+        }
+      }
+    });
+    // A thread that neither starts nor fails (it never should) is given up, never waited on.
+    const startup = setTimeout(() => {
+      die(new Error('the worker thread did not start'));
+      void worker.terminate();
+    }, THREAD_START_TIMEOUT_MS);
+    startup.unref();
+    void thread.ready.then(
+      () => clearTimeout(startup),
+      () => clearTimeout(startup),
+    );
+    worker.on('error', (error) => die(error));
+    worker.on('exit', (code) => die(new Error(`the worker thread exited (code ${code})`)));
+    return thread;
+  }
+
+  /**
+   * Backs up one message in the least busy live thread, or in process when none is left;
+   * returns its items' count and where it ran.
+   */
+  async consume(body: string): Promise<{ items: number; inThread: boolean }> {
+    const threads = await this.threads;
+    for (;;) {
+      const live = threads.filter((t) => !t.dead);
+      const thread = live.sort((a, b) => a.inFlight.size - b.inFlight.size)[0];
+      if (!thread || this.closed) return { items: await this.options.fallback(body), inThread: false };
+      try {
+        await thread.ready;
+      } catch {
+        continue;
+      }
+      if (thread.dead) continue;
+      const id = this.nextId++;
+      const items = await new Promise<number>((resolve, reject) => {
+        thread.inFlight.set(id, { resolve, reject });
+        thread.worker.postMessage({ id, body } satisfies ToThread);
+      });
+      return { items, inThread: true };
+    }
+  }
+
+  /** Stops the threads (after the queue is idle: nothing is in flight then). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const threads = await this.threads;
+    await Promise.all(threads.map((t) => t.worker.terminate()));
+  }
+}
