@@ -28,13 +28,6 @@ function octal(value: number, digits: number): string {
   return `${'0'.repeat(digits - text.length)}${text} `;
 }
 
-/** Sum of a string's char codes (ASCII here): its bytes' share of a header checksum. */
-function byteSum(text: string): number {
-  let sum = 0;
-  for (let i = 0; i < text.length; i++) sum += text.charCodeAt(i);
-  return sum;
-}
-
 /**
  * The fields every header of the archive shares (mode, owner, mtime, type, magic, device
  * numbers), as tar-stream encodes a regular file's header with uid and gid 0 and no user names.
@@ -88,18 +81,57 @@ async function tarStreamEntry(entry: TarEntry, mtime: Date): Promise<Buffer> {
 
 const padded = (size: number): number => Math.ceil(size / BLOCK) * BLOCK;
 
-type Planned =
-  | { readonly kind: 'ustar'; readonly name: string; readonly prefix: string; readonly size: number }
-  | { readonly kind: 'whole'; readonly bytes: Buffer };
+/**
+ * Writes ASCII `text` at `at` and returns the sum of its bytes (its share of the header
+ * checksum): a byte loop beats Buffer#write's argument handling on a header's short fields.
+ */
+function writeAscii(out: Buffer, text: string, at: number): number {
+  let sum = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    out[at + i] = code;
+    sum += code;
+  }
+  return sum;
+}
+
+/** `octal(value, digits)` written at `at` (digits then a space); returns the sum of its bytes. */
+function writeOctal(out: Buffer, value: number, options: { digits: number; at: number }): number {
+  const { digits, at } = options;
+  if (value >= 8 ** digits) return writeAscii(out, octal(value, digits), at);
+  out[at + digits] = 0x20;
+  let sum = 0x20;
+  let rest = value;
+  for (let i = digits - 1; i >= 0; i--) {
+    const code = 0x30 + (rest % 8);
+    out[at + i] = code;
+    sum += code;
+    rest = Math.floor(rest / 8);
+  }
+  return sum;
+}
+
+/** Whether `name` fits a ustar name field as it is: ASCII and at most 100 bytes. */
+function plainName(name: string): boolean {
+  if (name.length > 100) return false;
+  for (let i = 0; i < name.length; i++) if (name.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** Where an entry's header fields come from: the name as it is, split, or tar-stream's bytes. */
+type Layout = { readonly name: string; readonly prefix: string } | { readonly whole: Buffer };
 
 /** A complete tar archive (with its end-of-archive blocks) of the entries, in order. */
 export async function tarOf(entries: Iterable<TarEntry>, options: { mtime: Date }): Promise<Uint8Array> {
-  const list = [...entries];
-  const planned: Planned[] = [];
+  const list = Array.isArray(entries) ? (entries as readonly TarEntry[]) : [...entries];
+  const sizes = new Array<number>(list.length);
+  // Only entries whose name is not plain (split into a prefix, or a pax header) have a layout.
+  const layouts = new Map<number, Layout>();
   let total = END_OF_ARCHIVE;
   let previous: string | Uint8Array | undefined;
   let previousSize = 0;
-  for (const entry of list) {
+  for (let index = 0; index < list.length; index++) {
+    const entry = list[index] as TarEntry;
     // An item's copies (its preferred-version entry) share one body: measured once.
     const size =
       entry.body === previous
@@ -109,14 +141,19 @@ export async function tarOf(entries: Iterable<TarEntry>, options: { mtime: Date 
           : entry.body.byteLength;
     previous = entry.body;
     previousSize = size;
+    sizes[index] = size;
+    if (size <= MAX_OCTAL_SIZE && plainName(entry.name)) {
+      total += BLOCK + padded(size);
+      continue;
+    }
     const fits = size <= MAX_OCTAL_SIZE ? ustarName(entry.name) : undefined;
     if (fits) {
-      planned.push({ kind: 'ustar', ...fits, size });
+      layouts.set(index, fits);
       total += BLOCK + padded(size);
     } else {
-      const bytes = await tarStreamEntry(entry, options.mtime);
-      planned.push({ kind: 'whole', bytes });
-      total += bytes.length;
+      const whole = await tarStreamEntry(entry, options.mtime);
+      layouts.set(index, { whole });
+      total += whole.length;
     }
   }
 
@@ -124,29 +161,32 @@ export async function tarOf(entries: Iterable<TarEntry>, options: { mtime: Date 
   // Zero-filled: the padding after each body and the end-of-archive blocks.
   const out = Buffer.alloc(total);
   let offset = 0;
-  let written: { body: string | Uint8Array; at: number; size: number } | undefined;
-  for (const [index, plan] of planned.entries()) {
-    if (plan.kind === 'whole') {
-      out.set(plan.bytes, offset);
-      offset += plan.bytes.length;
+  let written: string | Uint8Array | undefined;
+  let writtenAt = 0;
+  for (let index = 0; index < list.length; index++) {
+    const entry = list[index] as TarEntry;
+    const layout = layouts.get(index);
+    if (layout && 'whole' in layout) {
+      out.set(layout.whole, offset);
+      offset += layout.whole.length;
       written = undefined;
       continue;
     }
-    const body = (list[index] as TarEntry).body;
+    const size = sizes[index] as number;
     const header = offset;
     out.set(template.block, header);
-    out.write(plan.name, header, 'latin1');
-    const size = octal(plan.size, 11);
-    out.write(size, header + 124, 'latin1');
-    if (plan.prefix) out.write(plan.prefix, header + 345, 'latin1');
-    const sum = template.sum + byteSum(plan.name) + byteSum(size) + byteSum(plan.prefix);
-    out.write(octal(sum, 6), header + 148, 'latin1');
+    let sum = template.sum + writeAscii(out, layout ? layout.name : entry.name, header);
+    if (layout?.prefix) sum += writeAscii(out, layout.prefix, header + 345);
+    sum += writeOctal(out, size, { digits: 11, at: header + 124 });
+    writeOctal(out, sum, { digits: 6, at: header + 148 });
     offset += BLOCK;
-    if (written && written.body === body) out.copyWithin(offset, written.at, written.at + written.size);
+    const { body } = entry;
+    if (written === body) out.copyWithin(offset, writtenAt, writtenAt + size);
     else if (typeof body === 'string') out.write(body, offset, 'utf8');
     else out.set(body, offset);
-    written = { body, at: offset, size: plan.size };
-    offset += padded(plan.size);
+    written = body;
+    writtenAt = offset;
+    offset += padded(size);
   }
   return out;
 }
