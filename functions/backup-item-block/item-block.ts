@@ -147,11 +147,12 @@ function addItem(output: BlocksOutput, options: { item: BlockItem; backup: strin
     time: options.time,
     level: 'info',
     msg: 'Backed up item',
+    // In the line's (byte) order: formatLogLine then need not sort them.
     fields: {
       backup: options.backup,
-      resource: ref.group ? `${ref.resource}.${ref.group}` : ref.resource,
-      namespace: ref.namespace,
       name: ref.name,
+      namespace: ref.namespace,
+      resource: ref.group ? `${ref.resource}.${ref.group}` : ref.resource,
     },
   });
 }
@@ -222,9 +223,9 @@ export async function backUpBlock(options: {
         msg: `Skipped item: ${reason}`,
         fields: {
           backup,
-          resource: ref.group ? `${ref.resource}.${ref.group}` : ref.resource,
-          namespace: ref.namespace,
           name: ref.name,
+          namespace: ref.namespace,
+          resource: ref.group ? `${ref.resource}.${ref.group}` : ref.resource,
         },
       });
   }
