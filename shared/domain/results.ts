@@ -25,7 +25,13 @@ export function countOf(result: Result): number {
   );
 }
 
+function isEmpty(result: Result): boolean {
+  return result.velero === undefined && result.cluster === undefined && result.namespaces === undefined;
+}
+
 function mergeResult(a: Result, b: Result): Result {
+  // Nothing on either side, as for nearly every block of a backup: what the merge below returns.
+  if (isEmpty(a) && isEmpty(b)) return {};
   const namespaces: Record<string, string[]> = {};
   for (const source of [a.namespaces ?? {}, b.namespaces ?? {}]) {
     for (const [ns, list] of Object.entries(source)) namespaces[ns] = [...(namespaces[ns] ?? []), ...list];
