@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -28,6 +28,30 @@ describe('the local directory store', () => {
     ).rejects.toBeInstanceOf(AlreadyExists);
     expect(Buffer.from((await store.get('backups/a/velero-backup.json')) ?? []).toString()).toBe('{}');
     expect(await store.exists('backups/b/b.tar.gz')).toBe(true);
+  });
+
+  it('writes into a directory removed since it last wrote there, leaving no temporary files', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'store-'));
+    const store = new LocalDirectoryStore(root);
+    await store.put('backups-work/b/r/fragments/m1.tar.gz', 'one');
+    await rm(join(root, 'backups-work'), { recursive: true });
+    await store.put('backups-work/b/r/fragments/m2.tar.gz', 'two');
+    await store.put('backups-work/b/r/fragments/m3.tar.gz', 'three', { ifNoneMatch: true });
+    expect(await readdir(join(root, 'backups-work/b/r/fragments'))).toEqual(['m2.tar.gz', 'm3.tar.gz']);
+    expect(Buffer.from((await store.get('backups-work/b/r/fragments/m2.tar.gz')) ?? []).toString()).toBe(
+      'two',
+    );
+  });
+
+  it('lets several stores on one directory write the same keys at once', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'store-'));
+    const stores = [new LocalDirectoryStore(root), new LocalDirectoryStore(root)];
+    const keys = Array.from({ length: 20 }, (_, i) => `backups-work/b/r/results/m${i % 5}.json.gz`);
+    await Promise.all(stores.flatMap((store) => keys.map((key) => store.put(key, key))));
+    expect(await (stores[0] as LocalDirectoryStore).list('backups-work/')).toEqual(
+      [0, 1, 2, 3, 4].map((i) => `backups-work/b/r/results/m${i}.json.gz`),
+    );
+    expect(await readdir(join(root, 'backups-work/b/r/results'))).toHaveLength(5);
   });
 
   it('never resolves a key outside its root', async () => {
