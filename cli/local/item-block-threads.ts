@@ -12,6 +12,7 @@ import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import type { FromThread, ThreadSettings, ToThread } from './item-block-thread-protocol.js';
@@ -23,8 +24,6 @@ const ENTRY = join(here, 'item-block-thread.ts');
 const SOURCE_DIRS = ['cli', 'functions', 'shared'];
 
 const THREAD_START_TIMEOUT_MS = 30_000;
-/** A thread's heap: a message's items and output are its live data (SQS-sized, 256 KiB). */
-const THREAD_HEAP_MB = 128;
 
 /** Threads for a local backup's workers by default: the cores the listing leaves, at most 4. */
 export function defaultItemBlockThreads(): number {
@@ -99,8 +98,8 @@ export function threadBundle(): Promise<string> {
 }
 
 interface Pending {
-  readonly resolve: (items: number) => void;
-  readonly reject: (error: Error) => void;
+  readonly resolve: (done: { items: number; inThread: boolean }) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 interface Thread {
@@ -139,7 +138,9 @@ export class ItemBlockThreads {
       // Not this process's flags: the bundle is plain JavaScript, and a TypeScript loader or
       // source maps (tsx's --import) would cost the thread more than its work.
       execArgv: [],
-      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
+      // This thread's heap limit: a message a thread cannot back up would fail here too (a
+      // thread out of memory may end the process, as this thread's would).
+      resourceLimits: { maxOldGenerationSizeMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) },
     });
     const inFlight = new Map<number, Pending>();
     let ready!: () => void;
@@ -158,7 +159,7 @@ export class ItemBlockThreads {
       if (thread.dead) return;
       thread.dead = true;
       notReady(error);
-      // Its messages fail; the queue delivers them again, to another thread or in process.
+      // Its messages fail; the queue delivers them again, to another thread or in this one.
       for (const pending of inFlight.values()) pending.reject(error);
       inFlight.clear();
     };
@@ -176,7 +177,7 @@ export class ItemBlockThreads {
         case 'failed': {
           const pending = inFlight.get(message.id);
           inFlight.delete(message.id);
-          if (message.type === 'done') pending?.resolve(message.items);
+          if (message.type === 'done') pending?.resolve({ items: message.items, inThread: true });
           else
             pending?.reject(
               Object.assign(new ThreadedWorkerError(message.error.message), { name: message.error.name }),
@@ -217,11 +218,10 @@ export class ItemBlockThreads {
       }
       if (thread.dead) continue;
       const id = this.nextId++;
-      const items = await new Promise<number>((resolve, reject) => {
+      return new Promise((resolve, reject) => {
         thread.inFlight.set(id, { resolve, reject });
         thread.worker.postMessage({ id, body } satisfies ToThread);
       });
-      return { items, inThread: true };
     }
   }
 
