@@ -12,6 +12,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
+import { defaultItemBlockThreads } from '../../cli/local/item-block-threads.js';
 import { type ClusterInfo, startCluster, stopCluster } from '../env/cluster.js';
 import { ensureTools } from '../env/ensure-tools.js';
 
@@ -182,7 +183,7 @@ async function main(): Promise<void> {
           `objects ${target}`,
           `LIST ${list.objects} in ${(list.ms / 1000).toFixed(2)} s = ${listRate.toFixed(0)}/s (CPU ${(list.cpuMs / 1000).toFixed(2)} s, RSS ${list.peakRssMb.toFixed(0)} MiB)`,
           `backup ${backup.objects} in ${(backup.ms / 1000).toFixed(2)} s = ${backupRate.toFixed(0)}/s (CPU ${(backup.cpuMs / 1000).toFixed(2)} s, peak RSS ${backup.peakRssMb.toFixed(0)} MiB)`,
-          `ratio backup/LIST ${(backupRate / listRate).toFixed(2)} (medians of ${PAIRS} alternating pairs; pairs ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
+          `ratio backup/LIST ${(backupRate / listRate).toFixed(2)} (medians of ${PAIRS} alternating pairs; pairs ${ratios.map((r) => r.toFixed(2)).join(', ')}; workers in ${process.env.THREADS ?? defaultItemBlockThreads()} worker threads)`,
         ].join(' | '),
       );
       process.stdout.write(`${rows.at(-1)}\n`);
