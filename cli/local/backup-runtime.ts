@@ -57,6 +57,8 @@ export type ProgressEvent =
       readonly items: number;
       /** Whether a worker thread backed the message up (item-block-threads.ts), not this one. */
       readonly inThread: boolean;
+      /** Which worker thread (its threadId). */
+      readonly thread?: number;
     };
 
 export interface LocalBackupOptions {
@@ -183,7 +185,8 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     });
     return result.items.length;
   };
-  const threads = itemBlockThreadsFor(options, { callbacks, fallback: inProcess });
+  // Made once the execution starts (below), so that whatever ends it also stops them.
+  let threads: ItemBlockThreads | undefined;
   const worker = async (body: string): Promise<void> => {
     const done = threads ? await threads.consume(body) : { items: await inProcess(body), inThread: false };
     progress({ type: 'message-done', ...done });
@@ -304,6 +307,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     },
   };
   try {
+    threads = itemBlockThreadsFor(options, { callbacks, fallback: inProcess });
     return await runLocalStateMachine({
       definition,
       input: { request: request as JsonValue },

@@ -7,7 +7,7 @@
  * the TypeScript loader would take half a second and another thread to start), built with
  * esbuild on first use and kept under node_modules/.cache, named by the hash of the sources.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -31,42 +31,48 @@ export function defaultItemBlockThreads(): number {
 }
 
 /**
- * Names the sources as they are: every TypeScript file a bundle may contain, by path, size and
- * modification time (a stat each, not a read: this runs while the backup starts).
+ * Names what a bundle is made of, as it is now: every TypeScript file it may contain (by path,
+ * size and modification time: a stat each, not a read, as this runs while the backup starts),
+ * the installed packages it bundles (npm's record of node_modules), tsconfig.json and esbuild's
+ * version.
  */
-async function sourceKey(): Promise<string> {
+async function sourceKey(esbuildVersion: string): Promise<string> {
   const hash = createHash('sha256');
-  for (const dir of SOURCE_DIRS) {
-    const files = (await readdir(join(ROOT, dir), { recursive: true }))
-      .filter((f) => f.endsWith('.ts'))
-      .sort();
-    const stats = await Promise.all(files.map((f) => stat(join(ROOT, dir, f))));
-    files.forEach((file, i) => {
-      hash.update(`${dir}/${file}\0${stats[i]?.size}\0${stats[i]?.mtimeMs}\0`);
-    });
-  }
+  hash.update(`esbuild ${esbuildVersion}\0`);
+  const files: string[] = [];
+  for (const dir of SOURCE_DIRS)
+    for (const file of await readdir(join(ROOT, dir), { recursive: true }))
+      if (file.endsWith('.ts')) files.push(join(dir, file));
+  files.sort();
+  files.push(join('node_modules', '.package-lock.json'), 'tsconfig.json');
+  const stats = await Promise.all(files.map((f) => stat(join(ROOT, f)).catch(() => undefined)));
+  files.forEach((file, i) => {
+    hash.update(`${file}\0${stats[i]?.size}\0${stats[i]?.mtimeMs}\0`);
+  });
   return hash.digest('hex').slice(0, 16);
 }
 
+const BUNDLE_PREFIX = 'item-block-thread-';
+
 let bundling: Promise<string> | undefined;
 
-/** The thread's bundle, built once per change of the sources (and per process, at most once). */
+/** The thread's bundle, built once per change of what it is made of (per process, at most once). */
 export function threadBundle(): Promise<string> {
   bundling ??= (async () => {
-    const name = `item-block-thread-${await sourceKey()}.cjs`;
-    // Beside node_modules, so the bundle's imports of packages resolve. Where that cannot be
-    // written, the build fails and the workers run in process.
+    const esbuild = await import('esbuild');
+    const name = `${BUNDLE_PREFIX}${await sourceKey(esbuild.version)}.cjs`;
+    // Beside node_modules, so the bundle's require of the Kubernetes client resolves. Where that
+    // cannot be written, the build fails and the workers run in process.
     const dir = join(ROOT, 'node_modules', '.cache', 'lifeboat');
     const out = join(dir, name);
-    try {
-      await stat(out);
-      return out;
-    } catch {
-      // not built yet
-    }
+    const built = async (): Promise<boolean> =>
+      stat(out).then(
+        () => true,
+        () => false,
+      );
+    if (await built()) return out;
     await mkdir(dir, { recursive: true });
-    const { build } = await import('esbuild');
-    const result = await build({
+    const result = await esbuild.build({
       entryPoints: [ENTRY],
       bundle: true,
       platform: 'node',
@@ -75,20 +81,32 @@ export function threadBundle(): Promise<string> {
       format: 'cjs',
       target: 'node20',
       // Packages bundled too (one file to load), but for the Kubernetes client: large, and
-      // imported only for hooks and CSI.
+      // required only for hooks and CSI.
       external: ['@kubernetes/client-node'],
       write: false,
       logLevel: 'silent',
     });
+    // A warning (say, import.meta, empty in CommonJS) may mean code that behaves otherwise in
+    // the thread: no bundle then, and the workers run in process.
+    if (result.warnings.length > 0)
+      throw new Error(`the worker thread bundle has warnings: ${result.warnings[0]?.text}`);
     const code = result.outputFiles[0]?.contents;
     if (!code) throw new Error('esbuild wrote no worker thread bundle');
     // Written aside and renamed: a process starting at the same moment reads all or nothing.
-    const tmp = `${out}.${process.pid}.tmp`;
+    const tmp = `${out}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(tmp, code);
-    await rename(tmp, out);
-    // Bundles of earlier sources are no longer wanted.
+    try {
+      await rename(tmp, out);
+    } catch (error) {
+      // Another process may have cleared it away after writing the same bundle.
+      await rm(tmp, { force: true });
+      if (!(await built())) throw error;
+    }
+    // Bundles of earlier sources are no longer wanted (another process's file being written,
+    // `.tmp`, is left alone).
     for (const old of await readdir(dir))
-      if (old.startsWith('item-block-thread-') && old !== name) await rm(join(dir, old), { force: true });
+      if (old.startsWith(BUNDLE_PREFIX) && old.endsWith('.cjs') && old !== name)
+        await rm(join(dir, old), { force: true });
     return out;
   })();
   bundling.catch(() => {
@@ -97,8 +115,15 @@ export function threadBundle(): Promise<string> {
   return bundling;
 }
 
+/** A message backed up: its items' count, and the worker thread it ran in (none: this one). */
+export interface Consumed {
+  readonly items: number;
+  readonly inThread: boolean;
+  readonly thread?: number;
+}
+
 interface Pending {
-  readonly resolve: (done: { items: number; inThread: boolean }) => void;
+  readonly resolve: (done: Consumed) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -106,6 +131,9 @@ interface Thread {
   readonly worker: Worker;
   readonly ready: Promise<void>;
   readonly inFlight: Map<number, Pending>;
+  /** Messages given to this thread that wait for it to start. */
+  waiting: number;
+  started: boolean;
   dead: boolean;
 }
 
@@ -126,10 +154,19 @@ export class ItemBlockThreads {
       readonly fallback: (body: string) => Promise<number>;
     },
   ) {
-    this.threads = threadBundle().then(
-      (bundle) => Array.from({ length: options.count }, () => this.spawn(bundle)),
-      () => [],
-    );
+    this.threads = threadBundle()
+      .then((bundle) => {
+        const threads: Thread[] = [];
+        for (let i = 0; i < options.count && !this.closed; i++) {
+          try {
+            threads.push(this.spawn(bundle));
+          } catch {
+            // A thread that cannot be made: the others (or this thread) take its share.
+          }
+        }
+        return threads;
+      })
+      .catch(() => []);
   }
 
   private spawn(bundle: string): Thread {
@@ -148,6 +185,8 @@ export class ItemBlockThreads {
     const thread: Thread = {
       worker,
       inFlight,
+      waiting: 0,
+      started: false,
       dead: false,
       ready: new Promise<void>((resolve, reject) => {
         ready = resolve;
@@ -166,6 +205,7 @@ export class ItemBlockThreads {
     worker.on('message', (message: FromThread) => {
       switch (message.type) {
         case 'ready':
+          thread.started = true;
           ready();
           return;
         case 'callback':
@@ -177,7 +217,8 @@ export class ItemBlockThreads {
         case 'failed': {
           const pending = inFlight.get(message.id);
           inFlight.delete(message.id);
-          if (message.type === 'done') pending?.resolve({ items: message.items, inThread: true });
+          if (message.type === 'done')
+            pending?.resolve({ items: message.items, inThread: true, thread: worker.threadId });
           else
             pending?.reject(
               Object.assign(new ThreadedWorkerError(message.error.message), { name: message.error.name }),
@@ -202,19 +243,24 @@ export class ItemBlockThreads {
   }
 
   /**
-   * Backs up one message in the least busy live thread, or in process when none is left;
-   * returns its items' count and where it ran.
+   * Backs up one message in the least busy live thread (started threads first), or in this
+   * thread when none is left; returns its items' count and where it ran.
    */
-  async consume(body: string): Promise<{ items: number; inThread: boolean }> {
+  async consume(body: string): Promise<Consumed> {
     const threads = await this.threads;
     for (;;) {
-      const live = threads.filter((t) => !t.dead);
-      const thread = live.sort((a, b) => a.inFlight.size - b.inFlight.size)[0];
-      if (!thread || this.closed) return { items: await this.options.fallback(body), inThread: false };
+      if (this.closed) throw new Error('the worker threads are closed: the backup is over');
+      // Chosen and counted in one go, so messages handed out at the same moment spread.
+      const load = (t: Thread): number => t.inFlight.size + t.waiting + (t.started ? 0 : threads.length);
+      const thread = threads.filter((t) => !t.dead).sort((a, b) => load(a) - load(b))[0];
+      if (!thread) return { items: await this.options.fallback(body), inThread: false };
+      thread.waiting++;
       try {
         await thread.ready;
       } catch {
         continue;
+      } finally {
+        thread.waiting--;
       }
       if (thread.dead) continue;
       const id = this.nextId++;
@@ -225,7 +271,10 @@ export class ItemBlockThreads {
     }
   }
 
-  /** Stops the threads (after the queue is idle: nothing is in flight then). */
+  /**
+   * Stops the threads (after the queue is idle: nothing is in flight then; what still is fails,
+   * and nothing more is taken).
+   */
   async close(): Promise<void> {
     this.closed = true;
     const threads = await this.threads;

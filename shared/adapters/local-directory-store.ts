@@ -22,9 +22,10 @@ const rename = promisify(renameCallback);
 /**
  * Temporary names: this tag is drawn once per module instance (a process, or a worker thread of
  * one), so a counter makes them unique among all writers of the directory without random bytes
- * per write.
+ * per write. Short (a key's file name may be near the file system's 255 bytes): 48 random bits,
+ * as the per-write random names had.
  */
-const TMP_TAG = `${process.pid.toString(36)}-${randomBytes(6).toString('hex')}`;
+const TMP_TAG = randomBytes(6).toString('hex');
 let tmpCount = 0;
 
 /** Directories remembered as created; past this many the memory starts over. */

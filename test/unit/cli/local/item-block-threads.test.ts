@@ -78,7 +78,7 @@ describe('ItemBlock workers in worker threads', () => {
     const [threadDir, hereDir] = [await tempDir(), await tempDir()];
     const body = message('m-0000001', ['a', 'b', 'c']);
     const done = await pool({ storeRoot: threadDir }).consume(JSON.stringify(body));
-    expect(done).toEqual({ items: 3, inThread: true });
+    expect(done).toMatchObject({ items: 3, inThread: true });
 
     await backupItemBlocks(body, {
       store: new LocalDirectoryStore(hereDir),
@@ -107,15 +107,25 @@ describe('ItemBlock workers in worker threads', () => {
     const work = backupWorkKeys(backup);
     await new LocalDirectoryStore(storeRoot).put(
       work.collected,
-      JSON.stringify({ attempt: 'm', messages: 4, blocks: 8, items: 8, taskToken: 'token-1' }),
+      JSON.stringify({ attempt: 'm', messages: 6, blocks: 12, items: 12, taskToken: 'token-1' }),
     );
     const waited = callbacks.wait('token-1');
     const threads = pool({ storeRoot, callbacks, count: 2 });
-    const results = await Promise.all(
-      [1, 2, 3, 4].map((n) => threads.consume(JSON.stringify(message(`m-000000${n}`, [`x${n}`, `y${n}`])))),
+    // Both threads started (a message each), then four at once: two for each.
+    const first = await Promise.all(
+      [1, 2].map((n) => threads.consume(JSON.stringify(message(`m-000000${n}`, [`x${n}`, `y${n}`])))),
     );
-    expect(results).toEqual(Array(4).fill({ items: 2, inThread: true }));
-    await expect(waited).resolves.toMatchObject({ messages: 4, blocks: 8, items: 8 });
+    expect(new Set(first.map((r) => r.thread)).size).toBe(2);
+    const results = await Promise.all(
+      [3, 4, 5, 6].map((n) => threads.consume(JSON.stringify(message(`m-000000${n}`, [`x${n}`, `y${n}`])))),
+    );
+    expect(results.map(({ items, inThread }) => ({ items, inThread }))).toEqual(
+      Array(4).fill({ items: 2, inThread: true }),
+    );
+    const perThread = new Map<number | undefined, number>();
+    for (const r of results) perThread.set(r.thread, (perThread.get(r.thread) ?? 0) + 1);
+    expect([...perThread.values()]).toEqual([2, 2]);
+    await expect(waited).resolves.toMatchObject({ messages: 6, blocks: 12, items: 12 });
   });
 
   it("fails a message that fails in the thread with the error's name, and goes on", async () => {
@@ -124,10 +134,13 @@ describe('ItemBlock workers in worker threads', () => {
     await expect(
       threads.consume(JSON.stringify({ ...message('m-0000009', ['z']), messageId: 7 })),
     ).rejects.toMatchObject({ name: 'ZodError' });
-    await expect(threads.consume(JSON.stringify(message('m-0000010', ['z'])))).resolves.toEqual({
+    await expect(threads.consume(JSON.stringify(message('m-0000010', ['z'])))).resolves.toMatchObject({
       items: 1,
       inThread: true,
     });
+    // Once closed (the backup is over), nothing more is taken.
+    await threads.close();
+    await expect(threads.consume(JSON.stringify(message('m-0000011', ['z'])))).rejects.toThrow(/closed/);
   });
 
   it('backs messages up in this thread when no worker thread can start', async () => {
