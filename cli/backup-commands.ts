@@ -192,10 +192,17 @@ async function deleteCommand(
       confirm: { type: 'boolean' },
       'snapshot-region': { type: 'string' },
       'repository-key-file': { type: 'string' },
+      'repack-dead-fraction': { type: 'string' },
     },
     allowPositionals: false,
   });
   if (!name) throw new UsageError('backup delete needs a NAME');
+  const repack = values['repack-dead-fraction'];
+  const repackDeadFraction = repack === undefined ? undefined : Number(repack);
+  if (repackDeadFraction !== undefined && !(repackDeadFraction > 0 && repackDeadFraction <= 1))
+    throw new UsageError(
+      `--repack-dead-fraction must be a fraction in (0, 1] (1 turns repacking off), not ${JSON.stringify(repack)}`,
+    );
   // Velero asks before deleting; a script says --confirm.
   if (!values.confirm)
     throw new UsageError(
@@ -205,7 +212,12 @@ async function deleteCommand(
   const repository = localRepository(store, repositoryKeyFile(values['repository-key-file']));
   const result = await deleteBackup(
     { name },
-    { store, ...snapshotterOf(values), collectGarbage: () => collectGarbage({ repository }) },
+    {
+      store,
+      ...snapshotterOf(values),
+      collectGarbage: () =>
+        collectGarbage({ repository, ...(repackDeadFraction !== undefined ? { repackDeadFraction } : {}) }),
+    },
   );
   if (!result.found) {
     io.err.write(`backup "${name}" not found\n`);

@@ -79,10 +79,17 @@ export function localRepository(store: ObjectStore, keyFile: string): Repository
 /** Runs the repository's garbage collection as the data mover's `gc` job; its report. */
 export async function collectGarbage(options: {
   repository: RepositoryLocation;
+  /** See the `gc` job's `repackDeadFraction`. */
+  repackDeadFraction?: number;
   environment?: Readonly<Record<string, string>>;
 }): Promise<GcReport> {
   const progress = await runDataMoverProcess({
-    job: { kind: 'gc', jobId: `gc-${randomUUID()}`, repository: options.repository },
+    job: {
+      kind: 'gc',
+      jobId: `gc-${randomUUID()}`,
+      repository: options.repository,
+      ...(options.repackDeadFraction !== undefined ? { repackDeadFraction: options.repackDeadFraction } : {}),
+    },
     ...(options.environment ? { environment: options.environment } : {}),
   });
   const result = progress.result;

@@ -287,7 +287,10 @@ async function perform(job: DataMoverJob, run: Omit<Run, 'repository'>): Promise
       };
     }
     case 'gc': {
-      const report = await repository.collectGarbage({ signal: run.signal });
+      const report = await repository.collectGarbage({
+        signal: run.signal,
+        ...(job.repackDeadFraction !== undefined ? { repackDeadFraction: job.repackDeadFraction } : {}),
+      });
       return {
         kind: 'gc',
         liveManifests: report.liveManifests,

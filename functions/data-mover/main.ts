@@ -6,7 +6,7 @@
  *   main                          the job in $LIFEBOAT_DATA_MOVER_JOB (JSON)
  *   main run --job-file FILE      the job in FILE
  *   main verify|gc REPOSITORY     by hand: --bucket B [--prefix P] [--region R] | --directory D,
- *                                 and --kms-key K | --key-file F
+ *                                 and --kms-key K | --key-file F; gc [--repack-dead-fraction F]
  *
  * Prints the job's final progress document (one JSON line) on stdout; the reason of a failure on
  * stderr. SIGTERM or SIGINT (ECS StopTask) cancels the job. Exit codes:
@@ -60,6 +60,7 @@ async function jobOf(
       directory: { type: 'string' },
       'kms-key': { type: 'string' },
       'key-file': { type: 'string' },
+      'repack-dead-fraction': { type: 'string' },
     },
   });
   const command = positionals[0] ?? 'run';
@@ -74,7 +75,13 @@ async function jobOf(
         keyFile: values['key-file'],
       }).filter(([, v]) => v !== undefined),
     );
-    const parsed = dataMoverJob.safeParse({ kind: command, jobId: `${command}-by-hand`, repository });
+    const repack = values['repack-dead-fraction'];
+    const parsed = dataMoverJob.safeParse({
+      kind: command,
+      jobId: `${command}-by-hand`,
+      repository,
+      ...(repack !== undefined ? { repackDeadFraction: Number(repack) } : {}),
+    });
     if (!parsed.success) throw new ValidationFailed(problemsOf(parsed.error));
     return { job: parsed.data, detached: true };
   }

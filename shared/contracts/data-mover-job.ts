@@ -168,15 +168,29 @@ const fileRestoreJob = z.strictObject({
   }),
 });
 
-const maintenanceJob = (kind: 'verify' | 'gc') => z.strictObject({ kind: z.literal(kind), ...common });
+const verifyJob = z.strictObject({ kind: z.literal('verify'), ...common });
+
+const gcJob = z.strictObject({
+  kind: z.literal('gc'),
+  ...common,
+  /**
+   * A pack at least this dead (its dead bytes over its size) has its live blobs copied into new
+   * packs and is deleted; 1 turns repacking off. Default one half (docs/repository-format.md).
+   */
+  repackDeadFraction: z
+    .number()
+    .gt(0, 'must be a fraction in (0, 1] (1 turns repacking off)')
+    .lte(1, 'must be a fraction in (0, 1] (1 turns repacking off)')
+    .optional(),
+});
 
 export const dataMoverJob = z.discriminatedUnion('kind', [
   blockBackupJob,
   blockRestoreJob,
   fileBackupJob,
   fileRestoreJob,
-  maintenanceJob('verify'),
-  maintenanceJob('gc'),
+  verifyJob,
+  gcJob,
 ]);
 export type DataMoverJob = z.infer<typeof dataMoverJob>;
 export type DataMoverJobOf<K extends DataMoverKind> = Extract<DataMoverJob, { kind: K }>;

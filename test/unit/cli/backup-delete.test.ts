@@ -44,6 +44,20 @@ describe('lifeboat backup delete --local', () => {
     expect(await store.exists(backupKeys('nightly').metadata)).toBe(true);
   });
 
+  it('refuses a repack threshold outside (0, 1] before deleting anything', async () => {
+    const store = new LocalDirectoryStore(dir);
+    await store.put(backupKeys('nightly').metadata, '{}');
+    for (const bad of ['0', '1.5', 'half']) {
+      expect(await run('nightly', '--confirm', '--repack-dead-fraction', bad)).toBe(2);
+      expect(err.join('')).toContain(
+        `--repack-dead-fraction must be a fraction in (0, 1] (1 turns repacking off), not "${bad}"`,
+      );
+    }
+    expect(await store.exists(backupKeys('nightly').metadata)).toBe(true);
+    expect(await run('nightly', '--confirm', '--repack-dead-fraction', '0.75')).toBe(0);
+    expect(await store.exists(backupKeys('nightly').metadata)).toBe(false);
+  });
+
   it('deletes a backup with no volumes and reports what it deleted; a second run finds nothing', async () => {
     const store = new LocalDirectoryStore(dir);
     await store.put(backupKeys('nightly').metadata, '{}');

@@ -221,4 +221,43 @@ describe('runDataMoverJob', () => {
     expect(await progressOf('verify-1')).toEqual(verified);
     expect(await progressOf('gc-1')).toEqual(collected);
   });
+
+  it("repacks partly dead packs by the gc job's repackDeadFraction (1: never)", async () => {
+    // Two backups share data.bin; only the first has other.bin, which dies with its manifest.
+    await writeFile(join(source, 'dir', 'other.bin'), randomBytes(600_000));
+    await run({ kind: 'file-backup', jobId: 'fs-a', repository: repository(), source: { path: source } });
+    const kept = join(root, 'kept');
+    await mkdir(join(kept, 'dir'), { recursive: true });
+    await writeFile(join(kept, 'dir', 'data.bin'), content);
+    await run({ kind: 'file-backup', jobId: 'fs-b', repository: repository(), source: { path: kept } });
+    const repo = await openRepository({
+      store,
+      keys: await LocalKeyWrapper.fromFile(join(root, 'repository.key'), { create: false }),
+      fileTreeReferences: fileTreeChildren,
+    });
+    await repo.deleteManifest('fs-a');
+
+    const never = await run({
+      kind: 'gc',
+      jobId: 'gc-never',
+      repository: repository(),
+      repackDeadFraction: 1,
+    });
+    expect(never.result).toMatchObject({ kind: 'gc', liveManifests: 1, packsRepacked: 0, blobsCopied: 0 });
+    const byDefault = await run({ kind: 'gc', jobId: 'gc-default', repository: repository() });
+    expect(byDefault.result).toMatchObject({ kind: 'gc', liveManifests: 1, packsRepacked: 1 });
+    expect(byDefault.result?.kind === 'gc' && byDefault.result.blobsCopied).toBeGreaterThan(0);
+    expect(await progressOf('gc-never')).toEqual(never);
+
+    // The other backup still restores, byte for byte.
+    const target = join(root, 'restored');
+    await run({
+      kind: 'file-restore',
+      jobId: 'fs-b-restore',
+      repository: repository(),
+      manifestId: 'fs-b',
+      target: { path: target },
+    });
+    expect(sha(await readFile(join(target, 'dir', 'data.bin')))).toBe(sha(content));
+  });
 });

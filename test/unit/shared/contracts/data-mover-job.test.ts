@@ -42,6 +42,8 @@ describe('the data mover job', () => {
       },
       { kind: 'verify', jobId: 'v', repository },
       { kind: 'gc', jobId: 'g', repository },
+      { kind: 'gc', jobId: 'g', repository, repackDeadFraction: 0.8 },
+      { kind: 'gc', jobId: 'g', repository, repackDeadFraction: 1 },
     ];
     for (const job of jobs) expect(problemsOf(job), JSON.stringify(job)).toEqual([]);
   });
@@ -70,6 +72,21 @@ describe('the data mover job', () => {
       'repository.directory: expected an absolute path',
     ],
     ['concurrency 0', { ...backup, concurrency: 0 }, 'concurrency:'],
+    [
+      'a repack threshold of 0',
+      { kind: 'gc', jobId: 'g', repository, repackDeadFraction: 0 },
+      'repackDeadFraction: must be a fraction in (0, 1]',
+    ],
+    [
+      'a repack threshold over 1',
+      { kind: 'gc', jobId: 'g', repository, repackDeadFraction: 1.5 },
+      'repackDeadFraction: must be a fraction in (0, 1]',
+    ],
+    [
+      'a repack threshold for verify',
+      { kind: 'verify', jobId: 'v', repository, repackDeadFraction: 0.5 },
+      '(request)',
+    ],
     ['an unknown field', { ...backup, sourceSnapshot: 'snap-1' }, '(request)'],
     [
       'a restore without the restore tag',
