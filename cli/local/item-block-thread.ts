@@ -29,12 +29,6 @@ const callbacks: TaskCallbacks = {
   fail: async (token, error) => post({ type: 'callback', method: 'fail', token, output: error }),
 };
 
-async function kubeConfigFrom(yaml: string): Promise<import('@kubernetes/client-node').KubeConfig> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  kc.loadFromString(yaml);
-  return kc;
-}
 let podExec: Promise<PodExec> | undefined;
 let csi: Promise<CsiSnapshots> | undefined;
 
@@ -45,8 +39,12 @@ async function consume(body: string): Promise<number> {
     clock: systemClock,
     podExecFor: () => {
       podExec ??= (async () => {
-        const { KubernetesPodExec } = await import('../../shared/adapters/kubernetes-pod-exec.js');
-        return new KubernetesPodExec(await kubeConfigFrom(settings.execKubeconfig));
+        const [{ KubernetesPodExec }, { clusterFromKubeconfig }] = await Promise.all([
+          import('../../shared/adapters/kubernetes-pod-exec.js'),
+          import('../../shared/adapters/kubernetes-cluster.js'),
+        ]);
+        const exec = await clusterFromKubeconfig({ text: settings.execKubeconfig });
+        return new KubernetesPodExec(exec.kubeConfig);
       })();
       return podExec;
     },
@@ -54,13 +52,11 @@ async function consume(body: string): Promise<number> {
       ? {
           csiFor: () => {
             csi ??= (async () => {
-              const [{ KubernetesCsiSnapshots }, { KubernetesCluster }] = await Promise.all([
+              const [{ KubernetesCsiSnapshots }, { clusterFromKubeconfig }] = await Promise.all([
                 import('../../shared/adapters/kubernetes-csi-snapshots.js'),
                 import('../../shared/adapters/kubernetes-cluster.js'),
               ]);
-              return new KubernetesCsiSnapshots(
-                new KubernetesCluster(await kubeConfigFrom(settings.kubeconfig)),
-              );
+              return new KubernetesCsiSnapshots(await clusterFromKubeconfig({ text: settings.kubeconfig }));
             })();
             return csi;
           },

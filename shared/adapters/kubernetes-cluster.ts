@@ -352,14 +352,19 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
   }
 }
 
-/** A cluster reached through a kubeconfig file (default: $KUBECONFIG or ~/.kube/config) and context. */
+/**
+ * A cluster reached through a kubeconfig file (default: $KUBECONFIG or ~/.kube/config), or a
+ * kubeconfig's text (`text`, as `kubeConfig.exportConfig()` gives it), and context.
+ */
 export async function clusterFromKubeconfig(options: {
   path?: string;
+  text?: string;
   context?: string;
 }): Promise<KubernetesCluster> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
-  if (options.path) kc.loadFromFile(options.path);
+  if (options.text !== undefined) kc.loadFromString(options.text);
+  else if (options.path) kc.loadFromFile(options.path);
   else kc.loadFromDefault();
   if (options.context) kc.setCurrentContext(options.context);
   if (!kc.getCurrentCluster())
