@@ -14,6 +14,7 @@ const USAGE = `usage: lifeboat <command>
   backup get [NAME] --local [--dir DIR] [-o json|yaml]
   backup describe NAME --local [--dir DIR] [--details] [-o json|yaml]
   backup delete NAME --confirm --local [--dir DIR] [--snapshot-region R] [--repository-key-file F]
+                     [--repack-dead-fraction F]
   restore create NAME --from-backup B [--namespace-mappings a:b,…] [--include-namespaces …]
                       [--include-items kind/ns/name,…] [--existing-resource-policy none|update]
                       [--volume-availability-zone Z] [--volume-kms-key-id K] [--volume-region R]

@@ -187,7 +187,11 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
   };
   // Made once the execution starts (below), so that whatever ends it also stops them.
   let threads: ItemBlockThreads | undefined;
+  // Once the execution is over, messages still queued (or cut off in a stopped thread) are
+  // dropped: nothing writes into a run that has returned.
+  let over = false;
   const worker = async (body: string): Promise<void> => {
+    if (over) return;
     const done = threads ? await threads.consume(body) : { items: await inProcess(body), inThread: false };
     progress({ type: 'message-done', ...done });
   };
@@ -319,6 +323,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
   } finally {
     // Let in-flight workers settle, but never wait on a stuck one.
     await Promise.race([queue.idle(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+    over = true;
     await threads?.close();
   }
 }

@@ -98,15 +98,20 @@ export function threadBundle(): Promise<string> {
     try {
       await rename(tmp, out);
     } catch (error) {
-      // Another process may have cleared it away after writing the same bundle.
+      // Another process may have renamed the same bundle into place first.
       await rm(tmp, { force: true });
       if (!(await built())) throw error;
     }
-    // Bundles of earlier sources are no longer wanted (another process's file being written,
-    // `.tmp`, is left alone).
-    for (const old of await readdir(dir))
-      if (old.startsWith(BUNDLE_PREFIX) && old.endsWith('.cjs') && old !== name)
-        await rm(join(dir, old), { force: true });
+    // Bundles of earlier sources are no longer wanted; a `.tmp` is another process's bundle being
+    // written, unless it is an hour old (its writer died).
+    const now = Date.now();
+    for (const old of await readdir(dir)) {
+      if (!old.startsWith(BUNDLE_PREFIX) || old === name) continue;
+      const path = join(dir, old);
+      const stale =
+        old.endsWith('.cjs') || now - ((await stat(path).catch(() => undefined))?.mtimeMs ?? now) > 3_600_000;
+      if (stale) await rm(path, { force: true });
+    }
     return out;
   })();
   bundling.catch(() => {
