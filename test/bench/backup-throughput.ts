@@ -170,6 +170,7 @@ async function main(): Promise<void> {
         lists.push(measure('list', cluster.kubeconfig, 'bench-*'));
         backups.push(measure('backup', cluster.kubeconfig, 'bench-*'));
       }
+      const threads = process.env.THREADS ?? String(defaultItemBlockThreads());
       const list = median(lists);
       const backup = median(backups);
       const listRate = list.objects / (list.ms / 1000);
@@ -183,7 +184,7 @@ async function main(): Promise<void> {
           `objects ${target}`,
           `LIST ${list.objects} in ${(list.ms / 1000).toFixed(2)} s = ${listRate.toFixed(0)}/s (CPU ${(list.cpuMs / 1000).toFixed(2)} s, RSS ${list.peakRssMb.toFixed(0)} MiB)`,
           `backup ${backup.objects} in ${(backup.ms / 1000).toFixed(2)} s = ${backupRate.toFixed(0)}/s (CPU ${(backup.cpuMs / 1000).toFixed(2)} s, peak RSS ${backup.peakRssMb.toFixed(0)} MiB)`,
-          `ratio backup/LIST ${(backupRate / listRate).toFixed(2)} (medians of ${PAIRS} alternating pairs; pairs ${ratios.map((r) => r.toFixed(2)).join(', ')}; workers in ${process.env.THREADS ?? defaultItemBlockThreads()} worker threads)`,
+          `ratio backup/LIST ${(backupRate / listRate).toFixed(2)} (medians of ${PAIRS} alternating pairs; pairs ${ratios.map((r) => r.toFixed(2)).join(', ')}; ItemBlock workers in ${threads} worker thread(s))`,
         ].join(' | '),
       );
       process.stdout.write(`${rows.at(-1)}\n`);
