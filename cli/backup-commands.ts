@@ -156,6 +156,8 @@ function progressPrinter(out: NodeJS.WriteStream): (event: ProgressEvent) => voi
       total = event.items;
       out.write(`  ${event.items} items in ${event.blocks} ItemBlocks\n`);
     }
+    if (event.type === 'workers-in-process')
+      out.write(`  (ItemBlock workers in this process, not in worker threads: ${event.reason})\n`);
     if (event.type === 'message-done') {
       done += event.items;
       if (out.isTTY) out.write(`\r  backed up ${done}${total ? `/${total}` : ''} items`);

@@ -52,6 +52,8 @@ export const BACKUP_DEFINITION = join(here, '..', '..', 'statemachines', 'backup
 export type ProgressEvent =
   | { readonly type: 'state'; readonly state: string }
   | { readonly type: 'collected'; readonly blocks: number; readonly items: number }
+  /** Worker threads were wanted but none can work (item-block-threads.ts): the workers run here. */
+  | { readonly type: 'workers-in-process'; readonly reason: string }
   | {
       readonly type: 'message-done';
       readonly items: number;
@@ -312,6 +314,9 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
   };
   try {
     threads = itemBlockThreadsFor(options, { callbacks, fallback: inProcess });
+    void threads?.unavailable.then((reason) => {
+      if (reason !== undefined && !over) progress({ type: 'workers-in-process', reason });
+    });
     return await runLocalStateMachine({
       definition,
       input: { request: request as JsonValue },

@@ -149,6 +149,14 @@ export class ItemBlockThreads {
   private readonly threads: Promise<Thread[]>;
   private nextId = 0;
   private closed = false;
+  /**
+   * Why no worker thread takes messages, once that is known: the bundle could not be built, no
+   * thread could be made, or every thread ended before one started. Undefined once one starts.
+   */
+  readonly unavailable: Promise<string | undefined>;
+  private settleUnavailable!: (reason: string | undefined) => void;
+  /** Threads made and not yet ended before any started. */
+  private starting = 0;
 
   constructor(
     private readonly options: {
@@ -159,19 +167,31 @@ export class ItemBlockThreads {
       readonly fallback: (body: string) => Promise<number>;
     },
   ) {
+    this.unavailable = new Promise((resolve) => {
+      this.settleUnavailable = resolve;
+    });
+    const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
     this.threads = threadBundle()
       .then((bundle) => {
         const threads: Thread[] = [];
+        let failure: unknown;
         for (let i = 0; i < options.count && !this.closed; i++) {
           try {
             threads.push(this.spawn(bundle));
-          } catch {
+          } catch (error) {
             // A thread that cannot be made: the others (or this thread) take its share.
+            failure ??= error;
           }
         }
+        this.starting = threads.length;
+        if (threads.length === 0 && failure !== undefined)
+          this.settleUnavailable(`no worker thread could be made: ${reasonOf(failure)}`);
         return threads;
       })
-      .catch(() => []);
+      .catch((error: unknown) => {
+        this.settleUnavailable(`the worker thread bundle could not be built: ${reasonOf(error)}`);
+        return [];
+      });
   }
 
   private spawn(bundle: string): Thread {
@@ -202,6 +222,8 @@ export class ItemBlockThreads {
     const die = (error: Error): void => {
       if (thread.dead) return;
       thread.dead = true;
+      if (!thread.started && !this.closed && --this.starting === 0)
+        this.settleUnavailable(`every worker thread ended before it started: ${error.message}`);
       notReady(error);
       // Its messages fail; the queue delivers them again, to another thread or in this one.
       for (const pending of inFlight.values()) pending.reject(error);
@@ -211,6 +233,7 @@ export class ItemBlockThreads {
       switch (message.type) {
         case 'ready':
           thread.started = true;
+          this.settleUnavailable(undefined);
           ready();
           return;
         case 'callback':

@@ -77,8 +77,10 @@ describe('ItemBlock workers in worker threads', () => {
   it('writes the same fragment and items as the worker in this thread', async () => {
     const [threadDir, hereDir] = [await tempDir(), await tempDir()];
     const body = message('m-0000001', ['a', 'b', 'c']);
-    const done = await pool({ storeRoot: threadDir }).consume(JSON.stringify(body));
+    const threads = pool({ storeRoot: threadDir });
+    const done = await threads.consume(JSON.stringify(body));
     expect(done).toMatchObject({ items: 3, inThread: true });
+    await expect(threads.unavailable).resolves.toBeUndefined();
 
     await backupItemBlocks(body, {
       store: new LocalDirectoryStore(hereDir),
@@ -158,5 +160,9 @@ describe('ItemBlock workers in worker threads', () => {
     pools.push(threads);
     await expect(threads.consume('{"a":1}')).resolves.toEqual({ items: 5, inThread: false });
     expect(handled).toEqual(['{"a":1}']);
+    // Said why, for the progress display: the thread failed as it started.
+    await expect(threads.unavailable).resolves.toMatch(
+      /^every worker thread ended before it started: .*must be of type string/,
+    );
   });
 });
