@@ -10,36 +10,21 @@ import {
 import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
 import type { ObjectStore } from '../../../../../shared/ports/object-store.js';
 import {
+  backupVolume as backup,
   blockManifest,
-  blockMapBytes,
+  blocks,
   digest,
   indexKeys,
   KiB,
   localKey,
   openSmallPacks,
+  putVolume,
   StallingStore,
   TestClock,
   tempStore,
 } from './support.js';
 
 const open = openSmallPacks;
-
-const blocks = (n: number): Uint8Array[] => Array.from({ length: n }, () => randomBytes(8 * KiB));
-
-async function putVolume(writer: PackWriter, data: readonly Uint8Array[]): Promise<string> {
-  const ids: string[] = [];
-  for (const d of data) ids.push((await writer.putBlob(d)).id);
-  const map = await writer.putBlob(blockMapBytes(ids));
-  await writer.flush();
-  return map.id;
-}
-
-async function backup(repo: OpenedRepository, id: string, data: readonly Uint8Array[]): Promise<void> {
-  const writer = repo.writer();
-  const map = await putVolume(writer, data);
-  await repo.writeManifest(blockManifest(id, map));
-  await writer.close();
-}
 
 /**
  * Block `shared` is in backup a's pack P, which garbage collection condemned while `blocker` ran.

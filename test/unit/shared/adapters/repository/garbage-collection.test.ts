@@ -1,48 +1,30 @@
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   type OpenedRepository,
   openRepository,
 } from '../../../../../shared/adapters/repository/open-repository.js';
-import type { PackWriter } from '../../../../../shared/adapters/repository/pack-writer.js';
 import { BlobMissing, RepositoryBusy } from '../../../../../shared/domain/errors.js';
 import {
   type ContentPiece,
   encodeContentList,
   encodeTreeBlob,
 } from '../../../../../shared/domain/file-tree.js';
-import { repositoryKeyId, repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
 import type { ObjectStore } from '../../../../../shared/ports/object-store.js';
-import { blockManifest, blockMapBytes, digest, KiB, localKey, tempStore } from './support.js';
+import {
+  backupVolume as backup,
+  blockManifest,
+  blocks,
+  digest,
+  KiB,
+  localKey,
+  packSizes,
+  putVolume,
+  tempStore,
+} from './support.js';
 
 const open = (store: ObjectStore): Promise<OpenedRepository> =>
   openRepository({ store, keys: localKey(), create: { packTargetBytes: 32 * KiB } });
-
-/** Puts the blocks and their block map; flushed, not yet named by a manifest. */
-async function putVolume(writer: PackWriter, blocks: readonly Uint8Array[]): Promise<string> {
-  const ids: string[] = [];
-  for (const b of blocks) ids.push((await writer.putBlob(b)).id);
-  const map = await writer.putBlob(blockMapBytes(ids));
-  await writer.flush();
-  return map.id;
-}
-
-/** Backs a volume up as one writer session with its manifest. */
-async function backup(repo: OpenedRepository, id: string, blocks: readonly Uint8Array[]): Promise<void> {
-  const writer = repo.writer();
-  const map = await putVolume(writer, blocks);
-  await repo.writeManifest(blockManifest(id, map));
-  await writer.close();
-}
-
-async function packSizes(store: ObjectStore): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const key of await store.list(repositoryKeys.packsDir))
-    out.set(repositoryKeyId(key), (await store.get(key))?.length ?? 0);
-  return out;
-}
-
-const blocks = (n: number): Uint8Array[] => Array.from({ length: n }, () => randomBytes(8 * KiB));
 
 describe('garbage collection', () => {
   it('deletes exactly the packs only a deleted snapshot used, reports the bytes, and keeps the rest readable', async () => {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   type OpenedRepository,
@@ -6,10 +5,20 @@ import {
 } from '../../../../../shared/adapters/repository/open-repository.js';
 import { ValidationFailed } from '../../../../../shared/domain/errors.js';
 import { PACK_PREFIX_BYTES, packHeaderPlainBytes } from '../../../../../shared/domain/repository-pack.js';
-import { repositoryKeyId, repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
 import type { Clock } from '../../../../../shared/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
-import { blockManifest, blockMapBytes, digest, KiB, localKey, TestClock, tempStore } from './support.js';
+import {
+  blockManifest,
+  blockMapBytes,
+  blocks,
+  digest,
+  KiB,
+  localKey,
+  packSizes,
+  TestClock,
+  tempStore,
+} from './support.js';
 
 /** Four 8 KiB blocks fill a pack. */
 const open = (store: ObjectStore, clock?: Clock): Promise<OpenedRepository> =>
@@ -19,8 +28,6 @@ const open = (store: ObjectStore, clock?: Clock): Promise<OpenedRepository> =>
     create: { packTargetBytes: 32 * KiB },
     ...(clock ? { clock } : {}),
   });
-
-const blocks = (n: number): Uint8Array[] => Array.from({ length: n }, () => randomBytes(8 * KiB));
 
 interface Blob {
   readonly id: string;
@@ -38,13 +45,6 @@ async function backup(repo: OpenedRepository, id: string, data: readonly Uint8Ar
   await repo.writeManifest(blockManifest(id, map.id));
   await writer.close();
   return [...out, { id: map.id, data: mapBytes }];
-}
-
-async function packSizes(store: ObjectStore): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const key of await store.list(repositoryKeys.packsDir))
-    out.set(repositoryKeyId(key), (await store.get(key))?.length ?? 0);
-  return out;
 }
 
 const sum = (sizes: Map<string, number>): number => [...sizes.values()].reduce((a, b) => a + b, 0);

@@ -1,5 +1,5 @@
 /** Shared by the repository adapter tests: a real local store in a temp dir, seen through a recorder. */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,8 @@ import {
   type OpenedRepository,
   openRepository,
 } from '../../../../../shared/adapters/repository/open-repository.js';
-import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import type { PackWriter } from '../../../../../shared/adapters/repository/pack-writer.js';
+import { repositoryKeyId, repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
 import type { Clock } from '../../../../../shared/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
 import type { SnapshotManifest } from '../../../../../shared/ports/repository.js';
@@ -118,6 +119,38 @@ export function blockManifest(id: string, blockMapId: string): SnapshotManifest 
     blockMap: [blockMapId],
     stats: { totalBytes: 0, bytesRead: 0, rawBytesStored: 0, storedBytes: 0, blobsDeduplicated: 0 },
   };
+}
+
+/** `n` random 8 KiB blocks. */
+export const blocks = (n: number): Uint8Array[] => Array.from({ length: n }, () => randomBytes(8 * KiB));
+
+/** Puts the blocks and their block map; flushed, not yet named by a manifest. Returns the map's id. */
+export async function putVolume(writer: PackWriter, data: readonly Uint8Array[]): Promise<string> {
+  const ids: string[] = [];
+  for (const d of data) ids.push((await writer.putBlob(d)).id);
+  const map = await writer.putBlob(blockMapBytes(ids));
+  await writer.flush();
+  return map.id;
+}
+
+/** Backs a volume up as one writer session with its manifest. */
+export async function backupVolume(
+  repo: OpenedRepository,
+  id: string,
+  data: readonly Uint8Array[],
+): Promise<void> {
+  const writer = repo.writer();
+  const map = await putVolume(writer, data);
+  await repo.writeManifest(blockManifest(id, map));
+  await writer.close();
+}
+
+/** Each pack's size, by pack id. */
+export async function packSizes(store: ObjectStore): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const key of await store.list(repositoryKeys.packsDir))
+    out.set(repositoryKeyId(key), (await store.get(key))?.length ?? 0);
+  return out;
 }
 
 /** The bytes of a block-map blob for these blocks. */
