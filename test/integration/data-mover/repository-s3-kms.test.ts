@@ -43,6 +43,21 @@ async function newRepository() {
   return { store, kms, keyArn, repo };
 }
 
+/** A block-mode manifest of `blocks` blocks of `blockSizeBytes`, whose block map is `map`. */
+function blockManifest(id: string, map: string, blocks: number, blockSizeBytes: number) {
+  return {
+    kind: 'block' as const,
+    id,
+    createdAt: new Date().toISOString(),
+    tags: { 'velero.io/backup': id },
+    source: { snapshotId: `snap-${id}` },
+    volumeSizeBytes: blocks * blockSizeBytes,
+    blockSizeBytes,
+    blockMap: [map],
+    stats: { totalBytes: 0, bytesRead: 0, rawBytesStored: 0, storedBytes: 0, blobsDeduplicated: 0 },
+  };
+}
+
 async function packSizes(store: S3ObjectStore): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const key of await store.list(repositoryKeys.packsDir))
@@ -77,17 +92,7 @@ describe('the repository on S3 with a KMS data key', () => {
     const goneMap = await goneWriter.putBlob(blockMap(goneIds));
     await goneWriter.flush();
     const gonePacks = [...(await packSizes(store))].filter(([key]) => !keptPacks.has(key));
-    const manifest = (id: string, map: string) => ({
-      kind: 'block' as const,
-      id,
-      createdAt: new Date().toISOString(),
-      tags: { 'velero.io/backup': id },
-      source: { snapshotId: `snap-${id}` },
-      volumeSizeBytes: 64 * 1024 * 1024,
-      blockSizeBytes: 512 * KiB,
-      blockMap: [map],
-      stats: { totalBytes: 0, bytesRead: 0, rawBytesStored: 0, storedBytes: 0, blobsDeduplicated: 0 },
-    });
+    const manifest = (id: string, map: string) => blockManifest(id, map, 128, 512 * KiB);
     await repo.writeManifest(manifest('kept', keptMap.id));
     await repo.writeManifest(manifest('gone', goneMap.id));
     await writer.close();
@@ -133,17 +138,7 @@ describe('the repository on S3 with a KMS data key', () => {
     const keptMapBytes = blockMap(kept.map((i) => ids[i] ?? ''));
     const keptMap = await writer.putBlob(keptMapBytes);
     await writer.flush();
-    const manifest = (id: string, map: string) => ({
-      kind: 'block' as const,
-      id,
-      createdAt: new Date().toISOString(),
-      tags: { 'velero.io/backup': id },
-      source: { snapshotId: `snap-${id}` },
-      volumeSizeBytes: 8 * 64 * KiB,
-      blockSizeBytes: 64 * KiB,
-      blockMap: [map],
-      stats: { totalBytes: 0, bytesRead: 0, rawBytesStored: 0, storedBytes: 0, blobsDeduplicated: 0 },
-    });
+    const manifest = (id: string, map: string) => blockManifest(id, map, 8, 64 * KiB);
     await repo.writeManifest(manifest('gone', goneMap.id));
     await repo.writeManifest(manifest('kept', keptMap.id));
     await writer.close();
