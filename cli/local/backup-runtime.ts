@@ -42,6 +42,7 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { containerEnvironment, LOCAL_HOOK_RUNNER_TASK, runHookRunnerProcess } from './hook-runner-process.js';
+import type { ThreadSettings } from './item-block-thread-protocol.js';
 import { defaultItemBlockThreads, ItemBlockThreads } from './item-block-threads.js';
 import { LOCAL_DATA_MOVER_TASK, type LocalDataMover, runLocalDataMoverTask } from './local-data-mover.js';
 import { recipeHandlers } from './recipe-handlers.js';
@@ -173,6 +174,13 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
   const podExec = podExecOf(options);
   const volumeDeps = volumeDepsOf(options);
 
+  // The workers' settings, the same in this thread and in worker threads.
+  const workerSettings: Pick<ThreadSettings, 'fileAccess' | 'inlineHookLimitMs'> = {
+    ...(options.dataMover ? { fileAccess: 'local-paths' as const } : {}),
+    ...(options.inlineHookLimitSeconds !== undefined
+      ? { inlineHookLimitMs: options.inlineHookLimitSeconds * 1000 }
+      : {}),
+  };
   const inProcess = async (body: string): Promise<number> => {
     const result = await backupItemBlocks(itemBlockMessage.parse(JSON.parse(body)), {
       store,
@@ -180,10 +188,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
       clock,
       podExecFor: podExec,
       ...volumeDeps,
-      ...(options.dataMover ? { fileAccess: 'local-paths' as const } : {}),
-      ...(options.inlineHookLimitSeconds !== undefined
-        ? { inlineHookLimitMs: options.inlineHookLimitSeconds * 1000 }
-        : {}),
+      ...workerSettings,
     });
     return result.items.length;
   };
@@ -313,7 +318,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     },
   };
   try {
-    threads = itemBlockThreadsFor(options, { callbacks, fallback: inProcess });
+    threads = itemBlockThreadsFor(options, { callbacks, fallback: inProcess, workerSettings });
     void threads?.unavailable.then((reason) => {
       if (reason !== undefined && !over) progress({ type: 'workers-in-process', reason });
     });
@@ -336,7 +341,11 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
 /** Worker threads for the ItemBlock workers, when the options allow them (see `threads`). */
 function itemBlockThreadsFor(
   options: LocalBackupOptions,
-  wiring: { callbacks: LocalTaskCallbacks; fallback: (body: string) => Promise<number> },
+  wiring: {
+    callbacks: LocalTaskCallbacks;
+    fallback: (body: string) => Promise<number>;
+    workerSettings: Pick<ThreadSettings, 'fileAccess' | 'inlineHookLimitMs'>;
+  },
 ): ItemBlockThreads | undefined {
   const count = options.threads ?? defaultItemBlockThreads();
   if (
@@ -360,10 +369,7 @@ function itemBlockThreadsFor(
       kubeconfig: options.cluster.kubeConfig.exportConfig(),
       execKubeconfig: kubeConfigOf(options).exportConfig(),
       csi: options.csiSnapshots !== false,
-      ...(options.dataMover ? { fileAccess: 'local-paths' as const } : {}),
-      ...(options.inlineHookLimitSeconds !== undefined
-        ? { inlineHookLimitMs: options.inlineHookLimitSeconds * 1000 }
-        : {}),
+      ...wiring.workerSettings,
     },
   });
 }
