@@ -43,6 +43,18 @@ async function newRepository() {
   return { store, kms, keyArn, repo };
 }
 
+/** The repository opened as another process would: new S3 and KMS clients, the data key through KMS. */
+function reopenElsewhere(store: S3ObjectStore, keyArn: string): ReturnType<typeof openRepository> {
+  return openRepository({
+    store: new S3ObjectStore({
+      client: new S3Client({ ...awsConfig(), maxAttempts: 8 }),
+      bucket: store.location.split('/')[2] ?? '',
+      prefix: 'velero',
+    }),
+    keys: new KmsKeyWrapper({ client: new KMSClient({ ...awsConfig(), maxAttempts: 8 }), keyId: keyArn }),
+  });
+}
+
 /** A block-mode manifest of `blocks` blocks of `blockSizeBytes`, whose block map is `map`. */
 function blockManifest(id: string, map: string, blocks: number, blockSizeBytes: number) {
   return {
@@ -101,14 +113,7 @@ describe('the repository on S3 with a KMS data key', () => {
     expect(writer.stats().storedBytes).toBeLessThan(writer.stats().rawBytes);
 
     // Another process: new S3 and KMS clients; the data key comes back through KMS Decrypt.
-    const other = await openRepository({
-      store: new S3ObjectStore({
-        client: new S3Client({ ...awsConfig(), maxAttempts: 8 }),
-        bucket: store.location.split('/')[2] ?? '',
-        prefix: 'velero',
-      }),
-      keys: new KmsKeyWrapper({ client: new KMSClient({ ...awsConfig(), maxAttempts: 8 }), keyId: keyArn }),
-    });
+    const other = await reopenElsewhere(store, keyArn);
     for (const [i, b] of [...random.slice(0, 6), ...text].entries())
       expect(digest(await other.getBlob(keptIds[i] ?? ''))).toBe(digest(b));
     expect((await other.listManifests()).map((m) => m.id).sort()).toEqual(['gone', 'kept']);
@@ -165,14 +170,7 @@ describe('the repository on S3 with a KMS data key', () => {
     const sum = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
     expect(sum(after)).toBeLessThan(sum(before) / 2);
     // Another process reads everything `kept` names, and verify finds nothing wrong.
-    const other = await openRepository({
-      store: new S3ObjectStore({
-        client: new S3Client({ ...awsConfig(), maxAttempts: 8 }),
-        bucket: store.location.split('/')[2] ?? '',
-        prefix: 'velero',
-      }),
-      keys: new KmsKeyWrapper({ client: new KMSClient({ ...awsConfig(), maxAttempts: 8 }), keyId: keyArn }),
-    });
+    const other = await reopenElsewhere(store, keyArn);
     const read = await other.getBlobs([...kept.map((i) => ids[i] ?? ''), keptMap.id]);
     expect(read.map(digest)).toEqual([
       ...kept.map((i) => digest(blobs[i] as Uint8Array)),
