@@ -15,15 +15,16 @@
  *   restore          restoreBlocks of the incremental into a new snapshot, verified afterwards
  *                    block by block (SHA-256) against the image.
  * Prints MiB/s, the ratios, blocks read, dedup and compression, and for each phase the CPU time
- * of this process and of moto (one Python process serving both EBS and S3), and the machine's
- * load average (other work on the machine slows every phase). Never asserts timings.
+ * of this process and of moto (one Python process serving both EBS and S3), the ceiling the
+ * machine's cores put on the ratio (from that CPU), and the machine's load average (other work
+ * on the machine slows every phase). Never asserts timings.
  *   npm run bench:data-mover -- [image MiB, 2048] [EBS calls in flight, 32] [pack uploads in flight, 4]
  * The defaults are backupBlocks'/restoreBlocks' and the repository writer's own.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
@@ -210,6 +211,35 @@ async function bucketBytes(s3: S3Client, prefix: string): Promise<{ objects: num
   return { objects, bytes };
 }
 
+/** The ratio the design asks of a full backup against the raw PUT (../shared/DESIGN.md §7). */
+const TARGET = 0.8;
+
+/**
+ * What the machine's cores allow, from CPU measured in this run: a full backup must at least
+ * read every listed block (as the "EBS read alone" phase did: its CPU, ours and moto's) and
+ * upload what it stores (at the raw PUT's CPU per byte, ours and moto's). On `cores` cores that
+ * takes at least their sum divided by the cores, however the work is spread: the ceiling on
+ * the ratio of any backup of this image here, before hashing, compressing or encrypting.
+ */
+function cpuCeiling(options: {
+  ebsRead: Phase;
+  rawPut: Phase;
+  backup: Phase;
+  storedBytes: number;
+  cores: number;
+}): string {
+  const { ebsRead, rawPut, backup, storedBytes, cores } = options;
+  const cpu = (p: Phase): number => p.ourCpuSeconds + p.motoCpuSeconds;
+  const floorCpu = cpu(ebsRead) + (cpu(rawPut) * storedBytes) / rawPut.bytes;
+  const ceiling = rate(backup.bytes, floorCpu / cores) / rate(rawPut.bytes, rawPut.seconds);
+  const allowed = (backup.bytes / MiB / (TARGET * rate(rawPut.bytes, rawPut.seconds))) * cores;
+  return (
+    `CPU on ${cores} cores: reading every listed block (as measured alone) and uploading the stored bytes (at the raw PUT's cost per byte) ` +
+    `take ${floorCpu.toFixed(1)} CPU-s of this process and moto, so no backup that reads and writes so reaches a ratio above ${ceiling.toFixed(2)} here; ` +
+    `at ${TARGET} the full backup could use ${allowed.toFixed(1)} CPU-s, it used ${cpu(backup).toFixed(1)}`
+  );
+}
+
 const load = (): string =>
   loadavg()
     .map((l) => l.toFixed(1))
@@ -366,6 +396,7 @@ async function main(): Promise<void> {
       ...phases.map(row),
       `ratio full backup / raw S3 PUT: ${(rate(backup.bytes, backup.seconds) / rate(rawPut.bytes, rawPut.seconds)).toFixed(2)} (target >= 0.8)`,
       `ratio full backup / (EBS read alone + raw S3 PUT, one after the other): ${((ebsRead.seconds + rawPut.seconds) / backup.seconds).toFixed(2)}`,
+      cpuCeiling({ ebsRead, rawPut, backup, storedBytes: f.storedBytes, cores: availableParallelism() }),
       `full backup: ${full.run.blocksRead} blocks read, ${(f.totalBytes / MiB).toFixed(0)} MiB of non-zero blocks, ${(f.rawBytesStored / MiB).toFixed(0)} MiB unique, ${(f.storedBytes / MiB).toFixed(0)} MiB stored; ${f.blobsDeduplicated} blobs deduplicated`,
       `dedup ratio (non-zero / unique): ${(f.totalBytes / f.rawBytesStored).toFixed(2)}; compression ratio (unique / stored): ${(f.rawBytesStored / f.storedBytes).toFixed(2)}; overall (listed / repository in S3): ${(listedBytes / stored.bytes).toFixed(2)}`,
       `repository in S3 after both backups: ${stored.objects} objects, ${(stored.bytes / MiB).toFixed(0)} MiB`,
