@@ -27,13 +27,9 @@ import {
 import { LocalTaskCallbacks } from '../../shared/adapters/local-task-callbacks.js';
 import { MemoryWorkQueue } from '../../shared/adapters/memory-work-queue.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
-import {
-  backupRun,
-  collectItemsInput,
-  itemBlockMessage,
-  validateBackupInput,
-} from '../../shared/contracts/backup-run.js';
+import { backupRun, collectItemsInput, validateBackupInput } from '../../shared/contracts/backup-run.js';
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
+import { parseItemBlockMessage } from '../../shared/contracts/item-block-wire.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster } from '../../shared/ports/cluster.js';
@@ -182,7 +178,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
       : {}),
   };
   const inProcess = async (body: string): Promise<number> => {
-    const result = await backupItemBlocks(itemBlockMessage.parse(JSON.parse(body)), {
+    const result = await backupItemBlocks(parseItemBlockMessage(body), {
       store,
       callbacks,
       clock,
@@ -207,7 +203,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     maxReceiveCount: options.maxReceiveCount ?? 3,
     consume: options.wrapWorker ? options.wrapWorker(worker) : worker,
     deadLetter: async (body) => {
-      await recordDeadLetter(itemBlockMessage.parse(JSON.parse(body)), { store, callbacks, clock });
+      await recordDeadLetter(parseItemBlockMessage(body), { store, callbacks, clock });
     },
   });
 

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { backupItemBlocks } from '../../functions/backup-item-block/backup-item-block.js';
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
-import { itemBlockMessage } from '../../shared/contracts/backup-run.js';
+import { parseItemBlockMessage } from '../../shared/contracts/item-block-wire.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
@@ -33,7 +33,7 @@ let podExec: Promise<PodExec> | undefined;
 let csi: Promise<CsiSnapshots> | undefined;
 
 async function consume(body: string): Promise<number> {
-  const result = await backupItemBlocks(itemBlockMessage.parse(JSON.parse(body)), {
+  const result = await backupItemBlocks(parseItemBlockMessage(body), {
     store,
     callbacks,
     clock: systemClock,

@@ -1,7 +1,7 @@
 /** Lambda entry of the ItemBlock workers: an SQS batch, reporting partial batch failures. */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { itemBlockMessage } from '../../shared/contracts/backup-run.js';
+import { parseItemBlockMessage } from '../../shared/contracts/item-block-wire.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
 import { callbacks, clock, csiSnapshotsOf, env, podExecNamed, snapshotter, store } from '../wiring.js';
 import { backupItemBlocks } from './backup-item-block.js';
@@ -12,7 +12,7 @@ export const handler = lambdaHandler('BackupItemBlock', async (event: SQSEvent, 
   processPartialResponse(
     event,
     async (record: SQSRecord) => {
-      await backupItemBlocks(itemBlockMessage.parse(JSON.parse(record.body)), {
+      await backupItemBlocks(parseItemBlockMessage(record.body), {
         store,
         callbacks,
         clock,

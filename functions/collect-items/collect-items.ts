@@ -14,6 +14,7 @@ import type {
   CollectedSummary,
   ItemBlockMessage,
 } from '../../shared/contracts/backup-run.js';
+import { messageBody, type WireBlock, wireBlock } from '../../shared/contracts/item-block-wire.js';
 import { collectionOrder, groupResource } from '../../shared/domain/api-resources.js';
 import type { LogEvent } from '../../shared/domain/backup-log.js';
 import { excludedByLabel } from '../../shared/domain/backup-plan.js';
@@ -115,8 +116,8 @@ export async function collectItems(
   let messageSeq = 0;
   let blockSeq = 0;
   let items = 0;
-  /** The JSON of the blocks of the message being filled. */
-  let pending: string[] = [];
+  /** The blocks of the message being filled, each serialized once when it was built. */
+  let pending: WireBlock[] = [];
   let pendingBytes = 0;
   const outgoing: string[] = [];
   // A retried CollectItems starts a new attempt: its messages, block items and results never
@@ -127,8 +128,7 @@ export async function collectItems(
     if (pending.length === 0) return;
     messageSeq++;
     const messageId: ItemBlockMessage['messageId'] = `${attempt}-${String(messageSeq).padStart(7, '0')}`;
-    // The message's JSON assembled from its blocks' JSON, each serialized once when it was built.
-    outgoing.push(`{"backup":${backupHeader},"messageId":"${messageId}","blocks":[${pending.join(',')}]}`);
+    outgoing.push(messageBody({ backup: backupHeader, messageId, blocks: pending }));
     pending = [];
     pendingBytes = 0;
   };
@@ -138,17 +138,16 @@ export async function collectItems(
       await deps.queue.send(outgoing.splice(0), { signal: deps.signal });
     }
   };
-  const place = (entry: string, entrySize: number): void => {
+  const place = (block: WireBlock): void => {
     // Close the message before it would grow past the limit (room left for its header).
-    if (pendingBytes + entrySize > maxMessageBytes - 1_000) packMessage();
-    pending.push(entry);
-    pendingBytes += entrySize + 1;
+    if (pendingBytes + block.bytes > maxMessageBytes - 1_000) packMessage();
+    pending.push(block);
+    pendingBytes += block.bytes;
   };
   const storeAndPlace = async (id: string, blockItems: BlockItem[]): Promise<void> => {
     const itemsKey = work.blockItems(id);
     await deps.store.put(itemsKey, JSON.stringify(blockItems), { contentType: 'application/json' });
-    const entry = JSON.stringify({ id, itemsKey } satisfies ItemBlockMessage['blocks'][number]);
-    place(entry, Buffer.byteLength(entry));
+    place(wireBlock({ id, itemsKey }));
     await flush(false);
   };
   /**
@@ -160,11 +159,9 @@ export async function collectItems(
     blockSeq++;
     items += blockItems.length;
     const id = `${attempt}-${String(blockSeq).padStart(7, '0')}`;
-    const entry = JSON.stringify({ id, items: blockItems } satisfies ItemBlockMessage['blocks'][number]);
-    // UTF-8 bytes, as SQS counts them.
-    const entrySize = Buffer.byteLength(entry);
-    if (entrySize > maxMessageBytes - 1_000) return storeAndPlace(id, blockItems);
-    place(entry, entrySize);
+    const block = wireBlock({ id, items: blockItems });
+    if (block.bytes > maxMessageBytes - 1_000) return storeAndPlace(id, blockItems);
+    place(block);
     return outgoing.length >= 10 ? flush(false) : undefined;
   };
   const emitBlock = async (blockItems: BlockItem[]): Promise<void> => {

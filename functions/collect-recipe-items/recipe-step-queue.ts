@@ -6,12 +6,13 @@
  * ids `<attempt>-s<step>-<seq>`, until the step sends them (BackupRecipeGroup). Items no group
  * takes are counted, not kept. Parses every object for its labels (recipe backups only).
  */
+import { type BlockItem, blockItem, type ItemBlockMessage } from '../../shared/contracts/backup-run.js';
 import {
-  type BlockItem,
-  blockItem,
-  type ItemBlockMessage,
-  itemBlockMessage,
-} from '../../shared/contracts/backup-run.js';
+  messageBody,
+  parseItemBlockMessage,
+  type WireBlock,
+  wireBlock,
+} from '../../shared/contracts/item-block-wire.js';
 import { assignBlockToGroups, type RecipeGroupFilter } from '../../shared/domain/recipe-groups.js';
 import { backupWorkKeys, recipeStepMessagePrefix } from '../../shared/domain/storage-keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -21,7 +22,7 @@ type BlockPayload = ItemBlockMessage['blocks'][number];
 
 interface StepBuffer {
   /** The JSON of the blocks of the message being filled. */
-  pending: string[];
+  pending: WireBlock[];
   pendingBytes: number;
   /** Packed message bodies not yet written. */
   outgoing: string[];
@@ -78,7 +79,7 @@ export class RecipeStepQueue implements WorkQueue {
 
   async send(messages: readonly string[], options?: { signal?: AbortSignal }): Promise<void> {
     for (const body of messages) {
-      const message = itemBlockMessage.parse(JSON.parse(body));
+      const message = parseItemBlockMessage(body);
       // CollectItems' message ids are `<attempt>-<seq>`: the steps' ids keep the attempt.
       this.attempt ??= message.messageId.split('-')[0] ?? 'recipe';
       for (const block of message.blocks) await this.split(block, options?.signal);
@@ -113,20 +114,19 @@ export class RecipeStepQueue implements WorkQueue {
     const buffer = this.buffers.get(step) as StepBuffer;
     buffer.blocks++;
     buffer.items += block.items.length;
-    let entry = JSON.stringify(block);
-    if (Buffer.byteLength(entry) > this.maxMessageBytes - 1_000) {
+    let entry = wireBlock(block);
+    if (entry.bytes > this.maxMessageBytes - 1_000) {
       // Too large for a message: its items wait in the object store, as CollectItems does.
       const itemsKey = backupWorkKeys(this.run).blockItems(`${block.id}-s${step}`);
       await this.store.put(itemsKey, JSON.stringify(block.items), {
         contentType: 'application/json',
         ...(signal ? { signal } : {}),
       });
-      entry = JSON.stringify({ id: block.id, itemsKey });
+      entry = wireBlock({ id: block.id, itemsKey });
     }
-    const size = Buffer.byteLength(entry);
-    if (buffer.pendingBytes + size > this.maxMessageBytes - 1_000) this.pack(step);
+    if (buffer.pendingBytes + entry.bytes > this.maxMessageBytes - 1_000) this.pack(step);
     buffer.pending.push(entry);
-    buffer.pendingBytes += size + 1;
+    buffer.pendingBytes += entry.bytes;
   }
 
   private pack(step: number): void {
@@ -139,9 +139,7 @@ export class RecipeStepQueue implements WorkQueue {
       runId: this.run.runId,
       startedAt: this.run.startedAt,
     });
-    buffer.outgoing.push(
-      `{"backup":${header},"messageId":"${messageId}","blocks":[${buffer.pending.join(',')}]}`,
-    );
+    buffer.outgoing.push(messageBody({ backup: header, messageId, blocks: buffer.pending }));
     buffer.pending = [];
     buffer.pendingBytes = 0;
   }

@@ -1,7 +1,7 @@
 /** Lambda entry on the ItemBlock dead-letter queue: records the lost items as errors. */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { itemBlockMessage } from '../../shared/contracts/backup-run.js';
+import { safeParseItemBlockMessage } from '../../shared/contracts/item-block-wire.js';
 import { logger } from '../../shared/runtime/logger.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
 import { recordDeadLetter } from '../backup-item-block/backup-item-block.js';
@@ -13,7 +13,7 @@ export const handler = lambdaHandler('ItemBlockDeadLetters', async (event: SQSEv
   processPartialResponse(
     event,
     async (record: SQSRecord) => {
-      const parsed = itemBlockMessage.safeParse(JSON.parse(record.body));
+      const parsed = safeParseItemBlockMessage(record.body);
       // A body that is not an ItemBlock message cannot be tied to a backup; the timeout fails that backup.
       if (!parsed.success)
         return logger.error('unreadable dead letter dropped', { messageId: record.messageId });

@@ -15,7 +15,12 @@ import { join } from 'node:path';
 import { backupItemBlocks } from '../../functions/backup-item-block/backup-item-block.js';
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
 import { tarOf } from '../../shared/adapters/tar-archive.js';
-import { itemBlockMessage } from '../../shared/contracts/backup-run.js';
+import type { ItemBlockMessage } from '../../shared/contracts/backup-run.js';
+import {
+  itemBlockMessageBody,
+  parseItemBlockMessage,
+  wireBlock,
+} from '../../shared/contracts/item-block-wire.js';
 import { type LogEvent, logTextOf } from '../../shared/domain/backup-log.js';
 import { entryNames } from '../../shared/domain/tarball-layout.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -57,11 +62,11 @@ function configMap(ns: string, name: string, i: number): string {
 function messageBodies(runId: string): string[] {
   const backup = { name: 'bench', runId, startedAt };
   const bodies: string[] = [];
-  let blocks: unknown[] = [];
+  let blocks: ItemBlockMessage['blocks'] = [];
   let bytes = 0;
   const pack = (): void => {
     bodies.push(
-      JSON.stringify({ backup, messageId: `a1-${String(bodies.length).padStart(6, '0')}`, blocks }),
+      itemBlockMessageBody({ backup, messageId: `a1-${String(bodies.length).padStart(6, '0')}`, blocks }),
     );
     blocks = [];
     bytes = 0;
@@ -76,7 +81,7 @@ function messageBodies(runId: string): string[] {
       json: configMap(ns, name, i),
     };
     const block = { id: `b${i}`, items: [item] };
-    const size = JSON.stringify(block).length;
+    const size = wireBlock(block).bytes;
     if (bytes + size > MAX_MESSAGE_BYTES - 1_000) pack();
     blocks.push(block);
     bytes += size;
@@ -137,7 +142,7 @@ class MemoryStore implements ObjectStore {
 function backUpAll(bodies: readonly string[], store: ObjectStore): Promise<Sample> {
   return measure(async () => {
     for (const body of bodies)
-      await backupItemBlocks(itemBlockMessage.parse(JSON.parse(body)), {
+      await backupItemBlocks(parseItemBlockMessage(body), {
         store,
         callbacks: noCallbacks,
         clock,
@@ -172,9 +177,9 @@ async function inMemory(bodies: readonly string[]): Promise<{ sample: Sample; di
 }
 
 async function parts(bodies: readonly string[]): Promise<Record<string, Sample>> {
-  const messages = bodies.map((b) => itemBlockMessage.parse(JSON.parse(b)));
+  const messages = bodies.map((b) => parseItemBlockMessage(b));
   const parse = await measure(async () => {
-    for (const body of bodies) itemBlockMessage.parse(JSON.parse(body));
+    for (const body of bodies) parseItemBlockMessage(body);
   });
   const logs: LogEvent[][] = messages.map((m) =>
     m.blocks.flatMap((b) =>

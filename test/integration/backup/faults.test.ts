@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseItemBlockMessage } from '../../../shared/contracts/item-block-wire.js';
 import { backupKeys } from '../../../shared/domain/storage-keys.js';
 import { installSampleApp, type SampleApp } from '../../fixtures/sample-app.js';
 import { readArchive } from '../support/archive.js';
@@ -9,7 +10,7 @@ import { backup, backupRequest, tempStore } from './support.js';
 
 /** Small pages and messages, so a backup of the sample app spans several messages. */
 const SMALL = { pageSize: 3, maxMessageBytes: 4_000 };
-const messageIdOf = (body: string): string => (JSON.parse(body) as { messageId: string }).messageId;
+const messageIdOf = (body: string): string => parseItemBlockMessage(body).messageId;
 
 describe('backups under faults', () => {
   let kc: KubeConfig;
@@ -80,11 +81,9 @@ describe('backups under faults', () => {
         maxReceiveCount: 2,
         wrapWorker: (worker) => async (body) => {
           if (messageIdOf(body).endsWith('-0000001')) {
-            const message = JSON.parse(body) as {
-              blocks: { items: { ref: { namespace: string; name: string } }[] }[];
-            };
+            const message = parseItemBlockMessage(body);
             poisoned = message.blocks.flatMap((b) =>
-              b.items.map((i) =>
+              ('items' in b ? b.items : []).map((i) =>
                 i.ref.namespace ? `namespaces/${i.ref.namespace}/${i.ref.name}` : `cluster/${i.ref.name}`,
               ),
             );

@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../../shared/adapters/s3-object-store.js';
 import { SqsWorkQueue } from '../../../shared/adapters/sqs-work-queue.js';
 import type { ItemBlockMessage } from '../../../shared/contracts/backup-run.js';
+import { itemBlockMessageBody } from '../../../shared/contracts/item-block-wire.js';
 import { backupWorkKeys } from '../../../shared/domain/storage-keys.js';
 import { awsConfig, testEnv, uniqueName } from '../support/env.js';
 
@@ -96,7 +97,7 @@ describe('the Lambda entry points of the ItemBlock queue', () => {
 
   it('backs up a message from SQS and reports a malformed one as a batch item failure', async () => {
     await new SqsWorkQueue({ client: new SQSClient(awsConfig()), queueUrl }).send([
-      JSON.stringify(message('0000001')),
+      itemBlockMessageBody(message('0000001')),
       '{"not":"a block"}',
     ]);
     const records = await receive(2);
@@ -121,7 +122,7 @@ describe('the Lambda entry points of the ItemBlock queue', () => {
   });
 
   it('records the items of a dead letter as errors', async () => {
-    const body = JSON.stringify(message('0000002'));
+    const body = itemBlockMessageBody(message('0000002'));
     const response = await deadLetters(
       { Records: [{ messageId: 'm', receiptHandle: 'r', body } as SQSRecord] },
       context,

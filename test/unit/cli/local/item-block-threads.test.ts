@@ -13,6 +13,7 @@ import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory
 import { LocalTaskCallbacks } from '../../../../shared/adapters/local-task-callbacks.js';
 import { systemClock } from '../../../../shared/adapters/system-clock.js';
 import type { ItemBlockMessage } from '../../../../shared/contracts/backup-run.js';
+import { itemBlockMessageBody } from '../../../../shared/contracts/item-block-wire.js';
 import { backupWorkKeys } from '../../../../shared/domain/storage-keys.js';
 
 const backup = { name: 'threaded', runId: 'run-1', startedAt: '2026-11-24T01:00:00.000Z' };
@@ -78,7 +79,7 @@ describe('ItemBlock workers in worker threads', () => {
     const [threadDir, hereDir] = [await tempDir(), await tempDir()];
     const body = message('m-0000001', ['a', 'b', 'c']);
     const threads = pool({ storeRoot: threadDir });
-    const done = await threads.consume(JSON.stringify(body));
+    const done = await threads.consume(itemBlockMessageBody(body));
     expect(done).toMatchObject({ items: 3, inThread: true });
     await expect(threads.unavailable).resolves.toBeUndefined();
 
@@ -115,11 +116,13 @@ describe('ItemBlock workers in worker threads', () => {
     const threads = pool({ storeRoot, callbacks, count: 2 });
     // Both threads started (a message each), then four at once: two for each.
     const first = await Promise.all(
-      [1, 2].map((n) => threads.consume(JSON.stringify(message(`m-000000${n}`, [`x${n}`, `y${n}`])))),
+      [1, 2].map((n) => threads.consume(itemBlockMessageBody(message(`m-000000${n}`, [`x${n}`, `y${n}`])))),
     );
     expect(new Set(first.map((r) => r.thread)).size).toBe(2);
     const results = await Promise.all(
-      [3, 4, 5, 6].map((n) => threads.consume(JSON.stringify(message(`m-000000${n}`, [`x${n}`, `y${n}`])))),
+      [3, 4, 5, 6].map((n) =>
+        threads.consume(itemBlockMessageBody(message(`m-000000${n}`, [`x${n}`, `y${n}`]))),
+      ),
     );
     expect(results.map(({ items, inThread }) => ({ items, inThread }))).toEqual(
       Array(4).fill({ items: 2, inThread: true }),
@@ -136,13 +139,15 @@ describe('ItemBlock workers in worker threads', () => {
     await expect(
       threads.consume(JSON.stringify({ ...message('m-0000009', ['z']), messageId: 7 })),
     ).rejects.toMatchObject({ name: 'ZodError' });
-    await expect(threads.consume(JSON.stringify(message('m-0000010', ['z'])))).resolves.toMatchObject({
+    await expect(threads.consume(itemBlockMessageBody(message('m-0000010', ['z'])))).resolves.toMatchObject({
       items: 1,
       inThread: true,
     });
     // Once closed (the backup is over), nothing more is taken.
     await threads.close();
-    await expect(threads.consume(JSON.stringify(message('m-0000011', ['z'])))).rejects.toThrow(/closed/);
+    await expect(threads.consume(itemBlockMessageBody(message('m-0000011', ['z'])))).rejects.toThrow(
+      /closed/,
+    );
   });
 
   it('backs messages up in this thread when no worker thread can start', async () => {
