@@ -19,7 +19,8 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import { completeIfDone } from '../backup-completion.js';
-import { backUpBlock, emptyOutput, gzipFast, hookSettingsLoader, outputResult } from './item-block.js';
+import { gzipFast } from '../gzip.js';
+import { backUpBlock, emptyOutput, hookSettingsLoader, outputResult } from './item-block.js';
 import type { BlockVolumesDeps } from './volumes.js';
 
 /**

@@ -5,8 +5,6 @@
  * Parses only the objects it must look into (pods for hooks and volumes; PVCs and PVs for
  * volumes and when a Fail pre hook skips a pod). Never writes under `backups/`.
  */
-import { promisify } from 'node:util';
-import { constants, gzip as gzipCallback, gzipSync } from 'node:zlib';
 import { type TarEntry, tarOf } from '../../shared/adapters/tar-archive.js';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
 import {
@@ -29,33 +27,9 @@ import { entryNames } from '../../shared/domain/tarball-layout.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
+import { gzipFast } from '../gzip.js';
 import { blockHasPods, planHooksOfBlock, planWarnings, runHookPhase } from './block-hooks.js';
 import { type BlockVolumesDeps, backUpBlockVolumes } from './volumes.js';
-
-// Large inputs are compressed on libuv's thread pool, beside the event loop, not on it.
-const gzip = promisify(gzipCallback);
-
-/**
- * Below this many bytes (characters of a string) data is gzipped on the event loop, which it
- * holds for at most a millisecond or so: handing it to the thread pool (a stream, its callbacks,
- * two thread hops) costs ~0.13 ms of CPU a call, more than deflating a message's result (~30 KB:
- * 0.05 ms) and a quarter of deflating its fragment (~600 KB: 0.5 ms). Same bytes either way.
- */
-const INLINE_GZIP_BYTES = 1 << 20;
-
-/**
- * Fragments (and so the backup tarball) and results are gzipped at zlib's fastest level, not its
- * default 6 (Velero's): any gzip reader, Velero's included, reads either. On JSON, level 1
- * deflates about twice as fast for output some 8 % larger (../shared/notes/performance-anchors.md);
- * on the benchmark's near-identical objects, 3.3× as fast for 1.6× the size (60 MB of tar: 80 ms
- * and 2.3 MB against 260 ms and 1.4 MB). After listing, compression was the largest CPU cost of
- * a backup's items.
- */
-export async function gzipFast(data: Uint8Array | string): Promise<Buffer> {
-  const options = { level: constants.Z_BEST_SPEED };
-  const size = typeof data === 'string' ? data.length : data.byteLength;
-  return size < INLINE_GZIP_BYTES ? gzipSync(data, options) : gzip(data, options);
-}
 
 export type BlockPayload = ItemBlockMessage['blocks'][number];
 export type Backup = ItemBlockMessage['backup'];

@@ -7,8 +7,8 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { promisify } from 'node:util';
-import { createGzip, gunzip as gunzipCallback, gzipSync } from 'node:zlib';
+import { createGzip, gzipSync } from 'node:zlib';
+import { z } from 'zod';
 import { tarOf } from '../../shared/adapters/tar-archive.js';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
 import {
@@ -27,13 +27,30 @@ import { END_OF_ARCHIVE_BYTES, withoutEndOfArchive } from '../../shared/domain/t
 import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/tarball-layout.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { FAST_GZIP, gunzipFast } from '../gzip.js';
 import { putOnce, putStreamOnce } from '../write-once.js';
 import { finalizedVolumes } from './volumes.js';
 
-// Decompression runs on libuv's thread pool, beside the event loop.
-const gunzip = promisify(gunzipCallback);
-/** Messages whose result and fragment are read ahead while the tarball is written. */
+const logTextOnly = z.object({ logText: messageResult.shape.logText });
+
+/** Messages whose result (and fragment) are read ahead while the tarball or the log is written. */
 const READ_AHEAD = 8;
+
+/** `read` of each key, in order, with the reads of the next few keys already under way. */
+async function* readAhead<T>(keys: readonly string[], read: (key: string) => Promise<T>): AsyncGenerator<T> {
+  const ahead: Promise<T>[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    for (let j = ahead.length; j < Math.min(keys.length, i + READ_AHEAD); j++) {
+      const pending = read(keys[j] ?? '');
+      // Awaited in order below; never an unhandled rejection meanwhile.
+      pending.catch(() => undefined);
+      ahead.push(pending);
+    }
+    const value = await (ahead[i] as Promise<T>);
+    delete ahead[i];
+    yield value;
+  }
+}
 
 export interface FinalizeBackupDeps {
   readonly store: ObjectStore;
@@ -104,29 +121,21 @@ export async function finalizeBackup(
     hookStatus = { hooksAttempted: 0, hooksFailed: 0 };
     yield gzipSync(
       withoutEndOfArchive(await tarOf([{ name: VERSION_ENTRY, body: `${FORMAT_VERSION}\n` }], { mtime })),
+      FAST_GZIP,
     );
     // Each result and its fragment are read a few messages ahead, in order: the store's round
     // trips overlap with the upload, and memory stays bounded by the window.
     const read = async (key: string) => {
       const raw = await deps.store.get(key, { signal: deps.signal });
       if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
-      const result = messageResult.parse(JSON.parse((await gunzip(raw)).toString('utf8')));
+      const result = messageResult.parse(JSON.parse((await gunzipFast(raw)).toString('utf8')));
       if (result.fragmentKey === null) return { result, fragment: undefined };
       const fragment = await deps.store.get(result.fragmentKey, { signal: deps.signal });
       if (!fragment)
         throw new LifeboatError(`the fragment ${result.fragmentKey} disappeared from the working data`);
       return { result, fragment };
     };
-    const ahead: ReturnType<typeof read>[] = [];
-    for (let i = 0; i < resultKeys.length; i++) {
-      for (let j = ahead.length; j < Math.min(resultKeys.length, i + READ_AHEAD); j++) {
-        const pending = read(resultKeys[j] ?? '');
-        // Awaited in order below; never an unhandled rejection meanwhile.
-        pending.catch(() => undefined);
-        ahead.push(pending);
-      }
-      const { result, fragment } = await (ahead[i] as ReturnType<typeof read>);
-      delete ahead[i];
+    for await (const { result, fragment } of readAhead(resultKeys, read)) {
       results = mergeResults(results, { errors: result.errors, warnings: result.warnings });
       const counted = result.logLevels;
       levels = { errors: levels.errors + counted.errors, warnings: levels.warnings + counted.warnings };
@@ -137,7 +146,7 @@ export async function finalizeBackup(
       };
       if (fragment) yield fragment;
     }
-    yield gzipSync(Buffer.alloc(END_OF_ARCHIVE_BYTES));
+    yield gzipSync(Buffer.alloc(END_OF_ARCHIVE_BYTES), FAST_GZIP);
   };
   if (!(await putStreamOnce(deps.store, keys.contents, fragments(), { contentType: 'application/gzip' }))) {
     // Written by an earlier attempt of this step: gather the side-file data without rewriting it.
@@ -168,15 +177,19 @@ export async function finalizeBackup(
   };
   // The log is streamed in a second pass over the results, never held whole.
   const logLines = async function* (): AsyncGenerator<Uint8Array> {
-    const gzip = createGzip();
+    const gzip = createGzip(FAST_GZIP);
     const lines = (events: readonly LogEvent[]): string =>
       events.map((e) => `${formatLogLine(e)}\n`).join('');
     const source = async function* (): AsyncGenerator<string> {
       yield lines(collectLog);
-      for (const key of resultKeys) {
+      const logTextOf = async (key: string): Promise<string | undefined> => {
         const raw = await deps.store.get(key, { signal: deps.signal });
-        if (raw) yield messageResult.parse(JSON.parse((await gunzip(raw)).toString('utf8'))).logText;
-      }
+        // The first pass checked each result whole; this one needs only its log text.
+        return raw
+          ? logTextOnly.parse(JSON.parse((await gunzipFast(raw)).toString('utf8'))).logText
+          : undefined;
+      };
+      for await (const text of readAhead(resultKeys, logTextOf)) if (text !== undefined) yield text;
       yield lines([...volumes.log, last]);
     };
     const piped = pipeline(Readable.from(source()), gzip);
@@ -195,7 +208,7 @@ export async function finalizeBackup(
   };
 
   const json = { contentType: 'application/json' };
-  const gz = (value: unknown): Buffer => gzipSync(JSON.stringify(value));
+  const gz = (value: unknown): Buffer => gzipSync(JSON.stringify(value), FAST_GZIP);
   await putStreamOnce(deps.store, keys.logs, logLines(), { contentType: 'application/gzip' });
   await putOnce(deps.store, keys.results, gz(results), json);
   await putOnce(deps.store, keys.resourceList, gz(resourceList(listed)), json);
