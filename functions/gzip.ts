@@ -9,7 +9,7 @@ const gzip = promisify(gzipCallback);
 const gunzip = promisify(gunzipCallback);
 
 /**
- * Below this many bytes (characters of a string) data is (un)gzipped on the event loop, which it
+ * Below this many bytes (characters of a string) data is gzipped on the event loop, which it
  * holds for at most a millisecond or so: handing it to the thread pool (a stream, its callbacks,
  * two thread hops) costs ~0.13 ms of CPU a call, more than deflating a message's result (~30 KB:
  * 0.05 ms) and a quarter of deflating its fragment (~600 KB: 0.5 ms). Same bytes either way.
@@ -30,7 +30,14 @@ export async function gzipFast(data: Uint8Array | string): Promise<Buffer> {
   return size < INLINE_BYTES ? gzipSync(data, FAST_GZIP) : gzip(data, FAST_GZIP);
 }
 
+/**
+ * Below this many compressed bytes data is inflated on the event loop. Lower than for deflating:
+ * what comes out can be tens of times larger (a message's result, ~30 KB gzipped, is the case
+ * this is for).
+ */
+const INLINE_GUNZIP_BYTES = 128 * 1024;
+
 /** The data `gzip` holds; a small input (a message's result) is inflated on the event loop. */
 export async function gunzipFast(data: Uint8Array): Promise<Buffer> {
-  return data.byteLength < INLINE_BYTES ? gunzipSync(data) : gunzip(data);
+  return data.byteLength < INLINE_GUNZIP_BYTES ? gunzipSync(data) : gunzip(data);
 }

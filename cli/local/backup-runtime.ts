@@ -29,7 +29,7 @@ import { MemoryWorkQueue } from '../../shared/adapters/memory-work-queue.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import { backupRun, collectItemsInput, validateBackupInput } from '../../shared/contracts/backup-run.js';
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
-import { parseItemBlockMessage } from '../../shared/contracts/item-block-wire.js';
+import { parseItemBlockMessage, safeParseItemBlockHeader } from '../../shared/contracts/item-block-wire.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster } from '../../shared/ports/cluster.js';
@@ -203,7 +203,10 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     maxReceiveCount: options.maxReceiveCount ?? 3,
     consume: options.wrapWorker ? options.wrapWorker(worker) : worker,
     deadLetter: async (body) => {
-      await recordDeadLetter(parseItemBlockMessage(body), { store, callbacks, clock });
+      // Only the first line is needed to name the items (see the dead-letter handler).
+      const parsed = safeParseItemBlockHeader(body);
+      if (!parsed.success) throw parsed.error;
+      await recordDeadLetter(parsed.data, { store, callbacks, clock });
     },
   });
 

@@ -9,6 +9,7 @@
  * A problem with one item becomes an error in the result, never a failed block.
  */
 import type { ItemBlockMessage, MessageResult } from '../../shared/contracts/backup-run.js';
+import type { ItemBlockHeader } from '../../shared/contracts/item-block-wire.js';
 import { type LogEvent, logTextOf } from '../../shared/domain/backup-log.js';
 import { formatDuration } from '../../shared/domain/duration.js';
 import { AlreadyExists } from '../../shared/domain/errors.js';
@@ -105,7 +106,7 @@ export async function backupItemBlocks(
 }
 
 async function writeResult(options: {
-  message: ItemBlockMessage;
+  message: Pick<ItemBlockMessage, 'backup' | 'messageId'>;
   result: MessageResult;
   deps: ResultDeps;
   /** A dead letter never replaces the result of a delivery that did succeed. */
@@ -133,7 +134,7 @@ async function writeResult(options: {
  * A message that failed every delivery lands in the dead-letter queue: its items are recorded
  * as errors by name, so the backup ends PartiallyFailed instead of waiting forever.
  */
-export async function recordDeadLetter(message: ItemBlockMessage, deps: ResultDeps): Promise<MessageResult> {
+export async function recordDeadLetter(message: ItemBlockHeader, deps: ResultDeps): Promise<MessageResult> {
   let results: Results = emptyResults;
   const log: LogEvent[] = [];
   for (const block of message.blocks) {

@@ -182,14 +182,13 @@ export async function finalizeBackup(
       events.map((e) => `${formatLogLine(e)}\n`).join('');
     const source = async function* (): AsyncGenerator<string> {
       yield lines(collectLog);
-      const logTextOf = async (key: string): Promise<string | undefined> => {
+      const logTextOf = async (key: string): Promise<string> => {
         const raw = await deps.store.get(key, { signal: deps.signal });
+        if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
         // The first pass checked each result whole; this one needs only its log text.
-        return raw
-          ? logTextOnly.parse(JSON.parse((await gunzipFast(raw)).toString('utf8'))).logText
-          : undefined;
+        return logTextOnly.parse(JSON.parse((await gunzipFast(raw)).toString('utf8'))).logText;
       };
-      for await (const text of readAhead(resultKeys, logTextOf)) if (text !== undefined) yield text;
+      for await (const text of readAhead(resultKeys, logTextOf)) yield text;
       yield lines([...volumes.log, last]);
     };
     const piped = pipeline(Readable.from(source()), gzip);

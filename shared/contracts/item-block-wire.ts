@@ -6,7 +6,10 @@
  * smaller (SQS counts its bytes). JSON text as `JSON.stringify` writes it holds no line break
  * (one inside a string is written `\n`), so a line is an item.
  *
- * A body of one line whose items carry `json` (the format before these lines) reads the same.
+ * A body of one line whose items carry `json` (the format before these lines) reads the same, so
+ * messages sent before an update are read after it. The reverse does not hold: workers and the
+ * dead-letter handler are updated before (or with) CollectItems, and a rollback past this format
+ * waits for the item-block queue to drain.
  */
 import { z } from 'zod';
 import { type BlockItem, blockItem, type ItemBlockMessage, itemBlockMessage } from './backup-run.js';
@@ -68,7 +71,12 @@ export function itemBlockMessageBody(message: ItemBlockMessage): string {
 
 export type ParsedMessage = { success: true; data: ItemBlockMessage } | { success: false; error: Error };
 
-export function safeParseItemBlockMessage(body: string): ParsedMessage {
+/** The first line as a message whose items may lack their JSON: all a dead letter needs to name them. */
+export type ItemBlockHeader = z.infer<typeof header>;
+
+export function safeParseItemBlockHeader(
+  body: string,
+): { success: true; data: ItemBlockHeader; lines: string[] } | { success: false; error: Error } {
   const end = body.indexOf('\n');
   let first: unknown;
   try {
@@ -78,25 +86,44 @@ export function safeParseItemBlockMessage(body: string): ParsedMessage {
   }
   const parsed = header.safeParse(first);
   if (!parsed.success) return { success: false, error: parsed.error };
-  const lines = end < 0 ? [] : body.slice(end + 1).split('\n');
+  return { success: true, data: parsed.data, lines: end < 0 ? [] : body.slice(end + 1).split('\n') };
+}
+
+export function safeParseItemBlockMessage(body: string): ParsedMessage {
+  const parsed = safeParseItemBlockHeader(body);
+  if (!parsed.success) return parsed;
+  const { data, lines } = parsed;
+  const items = data.blocks.flatMap((b) => ('items' in b ? b.items : []));
+  const inline = items.filter((i) => i.json !== undefined).length;
+  // Either every item carries its JSON (a one-line body) or none does and each has its line.
+  const fits =
+    inline === items.length
+      ? lines.length === 0
+      : inline === 0 && lines.length === items.length && lines.every((l) => l !== '' && !l.endsWith('\r'));
+  if (!fits)
+    return {
+      success: false,
+      error: new MessageLinesMismatch(
+        `ItemBlock message ${data.messageId}: its ${lines.length} item line(s) do not match the ${items.length} item(s) its blocks list`,
+      ),
+    };
   let next = 0;
-  const blocks: ItemBlockMessage['blocks'] = [];
-  for (const block of parsed.data.blocks) {
-    if (!('items' in block)) {
-      blocks.push(block);
-      continue;
-    }
-    const items: BlockItem[] = [];
-    for (const item of block.items) {
-      const json = item.json ?? lines[next++];
-      if (json === undefined)
-        return { success: false, error: unmatched(lines.length, parsed.data.messageId) };
-      items.push({ ref: item.ref, kind: item.kind, preferred: item.preferred, json });
-    }
-    blocks.push({ id: block.id, items });
-  }
-  if (next !== lines.length) return { success: false, error: unmatched(lines.length, parsed.data.messageId) };
-  return { success: true, data: { backup: parsed.data.backup, messageId: parsed.data.messageId, blocks } };
+  const blocks: ItemBlockMessage['blocks'] = data.blocks.map((block) =>
+    'items' in block
+      ? {
+          id: block.id,
+          items: block.items.map(
+            (item): BlockItem => ({
+              ref: item.ref,
+              kind: item.kind,
+              preferred: item.preferred,
+              json: item.json ?? (lines[next++] as string),
+            }),
+          ),
+        }
+      : block,
+  );
+  return { success: true, data: { backup: data.backup, messageId: data.messageId, blocks } };
 }
 
 /** The message the body holds; throws when it holds none (a poison message). */
@@ -104,12 +131,6 @@ export function parseItemBlockMessage(body: string): ItemBlockMessage {
   const parsed = safeParseItemBlockMessage(body);
   if (!parsed.success) throw parsed.error;
   return parsed.data;
-}
-
-function unmatched(lines: number, messageId: string): Error {
-  return new MessageLinesMismatch(
-    `ItemBlock message ${messageId}: ${lines} item line(s) do not match the items its blocks list`,
-  );
 }
 
 export class MessageLinesMismatch extends Error {

@@ -2,8 +2,10 @@
  * One measured run for the backup benchmark, in its own process so its peak RSS is its own:
  * `list` pages with limit 500 through every resource type a backup of the namespaces matching
  * ARG lists, counting those namespaces' objects (the baseline); `backup` backs them up. Prints one JSON line: objects, milliseconds, peak RSS.
- * THREADS=N sets the backup's worker threads (default: the runtime's, the cores but one).
+ * THREADS=N sets the backup's worker threads (default: the runtime's, the cores but one);
+ * CONTROL_PLANE_PIDS=p,q,… adds the CPU those processes used during the run (0 without).
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +18,20 @@ import { shouldInclude } from '../../shared/domain/includes-excludes.js';
 const [mode, kubeconfig, arg] = process.argv.slice(2);
 if (!kubeconfig || !arg) throw new Error('usage: backup-run.ts list|backup KUBECONFIG ARG');
 const cluster = await clusterFromKubeconfig({ path: kubeconfig });
+
+/** CPU seconds (user + system) the processes have used so far, from /proc (Linux, 100 ticks a second). */
+function cpuSecondsOf(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / 100;
+}
+const controlPlane = (process.env.CONTROL_PLANE_PIDS ?? '').split(',').filter(Boolean).map(Number);
+const controlPlaneBefore = cpuSecondsOf(controlPlane);
 const started = performance.now();
 const cpuBefore = process.cpuUsage();
 let objects = 0;
@@ -62,6 +78,7 @@ if (mode === 'list') {
 const ms = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
 const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
+const controlPlaneCpuMs = Math.round((cpuSecondsOf(controlPlane) - controlPlaneBefore) * 1000);
 process.stdout.write(
-  `${JSON.stringify({ mode, objects, ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
+  `${JSON.stringify({ mode, objects, ms, cpuMs, controlPlaneCpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
 );

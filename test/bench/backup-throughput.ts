@@ -8,7 +8,6 @@
  *   npm run bench -- 10000 50000
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:https';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -110,25 +109,10 @@ async function fill(
   await Promise.all(jobs);
 }
 
-/** CPU seconds (user + system) the processes have used so far, from /proc (Linux). */
-function cpuSecondsOf(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // A process that has ended adds nothing.
-    }
-  }
-  return ticks / 100;
-}
-
 /**
- * One run in its own process; `controlPlaneCpuMs` is what the cluster's processes (etcd, the
- * apiserver, the controllers, KWOK) used meanwhile, on the same cores.
+ * One run in its own process. The run reports what the cluster's processes (etcd, the
+ * apiserver, the controllers, KWOK) used meanwhile, on the same cores: sampled by the run itself
+ * at its start and end, so the child's own start-up does not count.
  */
 function measure(
   mode: 'list' | 'backup',
@@ -136,15 +120,17 @@ function measure(
   arg: string,
   clusterPids: readonly number[],
 ): Measured {
-  const before = cpuSecondsOf(clusterPids);
   const out = execFileSync(
     process.execPath,
     // The heap cap the `lifeboat` command runs with (cli/bin/lifeboat.mjs).
     ['--max-old-space-size=384', '--import', 'tsx', 'test/bench/backup-run.ts', mode, kubeconfig, arg],
-    { encoding: 'utf8', maxBuffer: 1 << 20 },
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+      env: { ...process.env, CONTROL_PLANE_PIDS: clusterPids.join(',') },
+    },
   );
-  const run = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as Omit<Measured, 'controlPlaneCpuMs'>;
-  return { ...run, controlPlaneCpuMs: Math.round((cpuSecondsOf(clusterPids) - before) * 1000) };
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as Measured;
 }
 
 interface Measured {

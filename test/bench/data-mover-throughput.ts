@@ -219,7 +219,8 @@ const TARGET = 0.8;
  * read every listed block (as the "EBS read alone" phase did: its CPU, ours and moto's) and
  * upload what it stores (at the raw PUT's CPU per byte, ours and moto's). On `cores` cores that
  * takes at least their sum divided by the cores, however the work is spread: the ceiling on
- * the ratio of any backup of this image here, before hashing, compressing or encrypting.
+ * the ratio of any backup of this image here, before hashing, compressing or encrypting. A
+ * generous one: it lets moto (one Python process) and this event loop use every core.
  */
 function cpuCeiling(options: {
   ebsRead: Phase;

@@ -137,4 +137,32 @@ describe('the Lambda entry points of the ItemBlock queue', () => {
     };
     expect(result.errors.velero[0]).toContain('configmaps/shop/settings');
   });
+
+  it('names the items of a dead letter whose item lines are damaged, which the worker refuses', async () => {
+    const whole = itemBlockMessageBody(message('0000003'));
+    const body = whole.slice(0, whole.indexOf('\n'));
+    // Beside a whole message, so that only it is reported (a batch that fails whole throws instead).
+    const refused = await worker(
+      {
+        Records: [
+          { messageId: 'w1', receiptHandle: 'r', body: itemBlockMessageBody(message('0000004')) },
+          { messageId: 'w2', receiptHandle: 'r', body },
+        ] as SQSRecord[],
+      },
+      context,
+    );
+    expect(refused.batchItemFailures).toEqual([{ itemIdentifier: 'w2' }]);
+    const response = await deadLetters(
+      { Records: [{ messageId: 'm', receiptHandle: 'r', body } as SQSRecord] },
+      context,
+    );
+    expect(response.batchItemFailures).toEqual([]);
+    const store = new S3ObjectStore({ client: new S3Client(awsConfig()), bucket, prefix: 'cluster-a' });
+    const work = backupWorkKeys({ name: 'nightly', runId: 'run-1' });
+    const result = JSON.parse(
+      gunzipSync((await store.get(work.messageResult('0000003'))) ?? new Uint8Array()).toString(),
+    ) as { errors: { velero: string[] }; fragmentKey: string | null };
+    expect(result.errors.velero[0]).toContain('configmaps/shop/settings');
+    expect(result.fragmentKey).toBeNull();
+  });
 });

@@ -27,10 +27,10 @@ describe('gzipFast and gunzipFast', () => {
     const large = randomBytes(1_200_000);
     for (const data of [Buffer.from('{"kind":"ConfigMap"}'.repeat(100)), large]) {
       const packed = await promisify(gzip)(data, { level: 9 });
-      expect(packed.byteLength > 1 << 20).toBe(data === large);
+      expect(packed.byteLength > 128 * 1024).toBe(data === large);
       expect((await gunzipFast(packed)).equals(data)).toBe(true);
     }
     await expect(gunzipFast(Buffer.from('not gzip'))).rejects.toThrow(/header/);
-    await expect(gunzipFast(Buffer.alloc(1_100_000, 1))).rejects.toThrow(/header/);
+    await expect(gunzipFast(Buffer.alloc(200_000, 1))).rejects.toThrow(/header/);
   });
 });

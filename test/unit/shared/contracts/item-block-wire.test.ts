@@ -7,6 +7,7 @@ import {
   MessageLinesMismatch,
   messageBody,
   parseItemBlockMessage,
+  safeParseItemBlockHeader,
   safeParseItemBlockMessage,
   wireBlock,
 } from '../../../../shared/contracts/item-block-wire.js';
@@ -45,7 +46,8 @@ describe('ItemBlock message bodies', () => {
   });
 
   it('count the bytes a block adds, so that a message holds to its size limit', () => {
-    const blocks = message.blocks.map(wireBlock);
+    const wide = { id: 'b4', items: [item('wïde-😀', { text: 'é😀\u2028\u2029 line\nbreak' })] };
+    const blocks = [...message.blocks, wide].map(wireBlock);
     const body = messageBody({ backup: JSON.stringify(backup), messageId: message.messageId, blocks });
     const frame = `{"backup":${JSON.stringify(backup)},"messageId":"${message.messageId}","blocks":[]}`;
     // Each block's count includes one separator; the first block has none before it.
@@ -56,9 +58,19 @@ describe('ItemBlock message bodies', () => {
 
   it('refuse a body whose item lines do not match its items, naming the message', () => {
     const body = itemBlockMessageBody(message);
+    const [first = '', ...lines] = body.split('\n');
     const fewer = body.slice(0, body.lastIndexOf('\n'));
     const more = `${body}\n{}`;
-    for (const wrong of [fewer, more]) {
+    const trailing = `${body}\n`;
+    const crlf = body.replaceAll('\n', '\r\n');
+    const empty = [first, '', ...lines.slice(1)].join('\n');
+    // One item with its JSON inline, the others on lines: neither format.
+    const mixed = [
+      first.replace('"preferred":true}', `"preferred":true,"json":${JSON.stringify(lines[0])}}`),
+      ...lines.slice(1),
+    ].join('\n');
+    expect(mixed).not.toBe(body);
+    for (const wrong of [fewer, more, trailing, crlf, empty, mixed]) {
       const parsed = safeParseItemBlockMessage(wrong);
       expect(parsed.success).toBe(false);
       if (!parsed.success) {
@@ -67,6 +79,17 @@ describe('ItemBlock message bodies', () => {
       }
     }
     expect(() => parseItemBlockMessage(fewer)).toThrow(MessageLinesMismatch);
+  });
+
+  it('still give the first line of a body whose item lines are damaged, to name its items', () => {
+    const body = itemBlockMessageBody(message);
+    const parsed = safeParseItemBlockHeader(body.slice(0, body.indexOf('\n')));
+    expect(parsed.success).toBe(true);
+    if (parsed.success)
+      expect(parsed.data.blocks.flatMap((b) => ('items' in b ? b.items.map((i) => i.ref.name) : []))).toEqual(
+        ['one', 'two', 'three'],
+      );
+    expect(safeParseItemBlockHeader('{"not":"a block"}').success).toBe(false);
   });
 
   it('refuse a message line that is not an ItemBlock message', () => {
@@ -82,12 +105,15 @@ describe('ItemBlock message bodies', () => {
   });
 
   it('give back every message they were made from', () => {
-    const name = fc.string({ minLength: 1, maxLength: 12 });
+    // Any UTF-16 code units, lone surrogates and line separators included, in names and objects.
+    const name = fc.string({ minLength: 1, maxLength: 12, unit: 'binary' });
     const blockArb = fc.oneof(
       fc.record({
         id: name,
         items: fc.array(
-          fc.record({ name, object: fc.jsonValue() }).map(({ name: n, object }) => item(n, object)),
+          fc
+            .record({ name, object: fc.jsonValue({ stringUnit: 'binary' }) })
+            .map(({ name: n, object }) => item(n, object)),
           { maxLength: 4 },
         ),
       }),
