@@ -95,6 +95,16 @@ describe('the Lambda entry points of the ItemBlock queue', () => {
     return records;
   }
 
+  const storeOf = () => new S3ObjectStore({ client: new S3Client(awsConfig()), bucket, prefix: 'cluster-a' });
+  /** The result the handlers recorded for a message of backup `nightly`. */
+  async function storedResult<T>(messageId: string): Promise<T> {
+    const work = backupWorkKeys({ name: 'nightly', runId: 'run-1' });
+    const raw = await storeOf().get(work.messageResult(messageId));
+    return JSON.parse(gunzipSync(raw ?? new Uint8Array()).toString()) as T;
+  }
+  const deadLetter = (body: string) =>
+    deadLetters({ Records: [{ messageId: 'm', receiptHandle: 'r', body } as SQSRecord] }, context);
+
   it('backs up a message from SQS and reports a malformed one as a batch item failure', async () => {
     await new SqsWorkQueue({ client: new SQSClient(awsConfig()), queueUrl }).send([
       itemBlockMessageBody(message('0000001')),
@@ -105,14 +115,8 @@ describe('the Lambda entry points of the ItemBlock queue', () => {
     const malformed = records.find((r) => r.body.includes('not'));
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: malformed?.messageId }]);
 
-    const store = new S3ObjectStore({ client: new S3Client(awsConfig()), bucket, prefix: 'cluster-a' });
-    const work = backupWorkKeys({ name: 'nightly', runId: 'run-1' });
-    const result = JSON.parse(
-      gunzipSync((await store.get(work.messageResult('0000001'))) ?? new Uint8Array()).toString(),
-    ) as {
-      items: unknown[];
-      fragmentKey: string;
-    };
+    const store = storeOf();
+    const result = await storedResult<{ items: unknown[]; fragmentKey: string }>('0000001');
     expect(result.items).toEqual([
       { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'settings' },
     ]);
@@ -123,18 +127,8 @@ describe('the Lambda entry points of the ItemBlock queue', () => {
 
   it('records the items of a dead letter as errors', async () => {
     const body = itemBlockMessageBody(message('0000002'));
-    const response = await deadLetters(
-      { Records: [{ messageId: 'm', receiptHandle: 'r', body } as SQSRecord] },
-      context,
-    );
-    expect(response.batchItemFailures).toEqual([]);
-    const store = new S3ObjectStore({ client: new S3Client(awsConfig()), bucket, prefix: 'cluster-a' });
-    const work = backupWorkKeys({ name: 'nightly', runId: 'run-1' });
-    const result = JSON.parse(
-      gunzipSync((await store.get(work.messageResult('0000002'))) ?? new Uint8Array()).toString(),
-    ) as {
-      errors: { velero: string[] };
-    };
+    expect((await deadLetter(body)).batchItemFailures).toEqual([]);
+    const result = await storedResult<{ errors: { velero: string[] } }>('0000002');
     expect(result.errors.velero[0]).toContain('configmaps/shop/settings');
   });
 
@@ -152,16 +146,10 @@ describe('the Lambda entry points of the ItemBlock queue', () => {
       context,
     );
     expect(refused.batchItemFailures).toEqual([{ itemIdentifier: 'w2' }]);
-    const response = await deadLetters(
-      { Records: [{ messageId: 'm', receiptHandle: 'r', body } as SQSRecord] },
-      context,
+    expect((await deadLetter(body)).batchItemFailures).toEqual([]);
+    const result = await storedResult<{ errors: { velero: string[] }; fragmentKey: string | null }>(
+      '0000003',
     );
-    expect(response.batchItemFailures).toEqual([]);
-    const store = new S3ObjectStore({ client: new S3Client(awsConfig()), bucket, prefix: 'cluster-a' });
-    const work = backupWorkKeys({ name: 'nightly', runId: 'run-1' });
-    const result = JSON.parse(
-      gunzipSync((await store.get(work.messageResult('0000003'))) ?? new Uint8Array()).toString(),
-    ) as { errors: { velero: string[] }; fragmentKey: string | null };
     expect(result.errors.velero[0]).toContain('configmaps/shop/settings');
     expect(result.fragmentKey).toBeNull();
   });
