@@ -10,6 +10,7 @@ import { deleteBackup } from '../functions/delete-backup/delete-backup.js';
 import { ebsSnapshotterFor } from '../shared/adapters/aws-adapters.js';
 import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
 import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
+import { repackDeadFraction } from '../shared/contracts/data-mover-job.js';
 import { parseSelector } from '../shared/domain/label-selector.js';
 import type { Snapshotter } from '../shared/ports/snapshotter.js';
 import { csv, localStore, UsageError } from './flags.js';
@@ -200,10 +201,11 @@ async function deleteCommand(
   });
   if (!name) throw new UsageError('backup delete needs a NAME');
   const repack = values['repack-dead-fraction'];
-  const repackDeadFraction = repack === undefined ? undefined : Number(repack);
-  if (repackDeadFraction !== undefined && !(repackDeadFraction > 0 && repackDeadFraction <= 1))
+  // Checked before anything is deleted, by the rule the data mover's gc job applies.
+  const fraction = repack === undefined ? undefined : repackDeadFraction.safeParse(Number(repack));
+  if (fraction && !fraction.success)
     throw new UsageError(
-      `--repack-dead-fraction must be a fraction in (0, 1] (1 turns repacking off), not ${JSON.stringify(repack)}`,
+      `--repack-dead-fraction ${fraction.error.issues[0]?.message ?? 'is not valid'}, not ${JSON.stringify(repack)}`,
     );
   // Velero asks before deleting; a script says --confirm.
   if (!values.confirm)
@@ -218,7 +220,7 @@ async function deleteCommand(
       store,
       ...snapshotterOf(values),
       collectGarbage: () =>
-        collectGarbage({ repository, ...(repackDeadFraction !== undefined ? { repackDeadFraction } : {}) }),
+        collectGarbage({ repository, ...(fraction ? { repackDeadFraction: fraction.data } : {}) }),
     },
   );
   if (!result.found) {

@@ -170,18 +170,20 @@ const fileRestoreJob = z.strictObject({
 
 const verifyJob = z.strictObject({ kind: z.literal('verify'), ...common });
 
+/**
+ * A pack at least this dead (its dead bytes over its size) has its live blobs copied into new
+ * packs and is deleted; 1 turns repacking off. Default one half (docs/repository-format.md).
+ */
+const NOT_A_FRACTION = 'must be a fraction in (0, 1] (1 turns repacking off)';
+export const repackDeadFraction = z
+  .number({ error: NOT_A_FRACTION })
+  .gt(0, NOT_A_FRACTION)
+  .lte(1, NOT_A_FRACTION);
+
 const gcJob = z.strictObject({
   kind: z.literal('gc'),
   ...common,
-  /**
-   * A pack at least this dead (its dead bytes over its size) has its live blobs copied into new
-   * packs and is deleted; 1 turns repacking off. Default one half (docs/repository-format.md).
-   */
-  repackDeadFraction: z
-    .number()
-    .gt(0, 'must be a fraction in (0, 1] (1 turns repacking off)')
-    .lte(1, 'must be a fraction in (0, 1] (1 turns repacking off)')
-    .optional(),
+  repackDeadFraction: repackDeadFraction.optional(),
 });
 
 export const dataMoverJob = z.discriminatedUnion('kind', [
