@@ -5,7 +5,6 @@
  * THREADS=N sets the backup's worker threads (default: the runtime's, the cores but one);
  * CONTROL_PLANE_PIDS=p,q,… adds the CPU those processes used during the run (0 without).
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,24 +13,15 @@ import { clusterFromKubeconfig } from '../../shared/adapters/kubernetes-cluster.
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
 import { collectionOrder } from '../../shared/domain/api-resources.js';
 import { shouldInclude } from '../../shared/domain/includes-excludes.js';
+import { cpuSecondsOf } from './proc.js';
 
 const [mode, kubeconfig, arg] = process.argv.slice(2);
 if (!kubeconfig || !arg) throw new Error('usage: backup-run.ts list|backup KUBECONFIG ARG');
 const cluster = await clusterFromKubeconfig({ path: kubeconfig });
 
-/** CPU seconds (user + system) the processes have used so far, from /proc (Linux, 100 ticks a second). */
-function cpuSecondsOf(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks / 100;
-}
 const controlPlane = (process.env.CONTROL_PLANE_PIDS ?? '').split(',').filter(Boolean).map(Number);
-const controlPlaneBefore = cpuSecondsOf(controlPlane);
+const controlPlaneCpu = (): number => controlPlane.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+const controlPlaneBefore = controlPlaneCpu();
 const started = performance.now();
 const cpuBefore = process.cpuUsage();
 let objects = 0;
@@ -78,7 +68,7 @@ if (mode === 'list') {
 const ms = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
 const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
-const controlPlaneCpuMs = Math.round((cpuSecondsOf(controlPlane) - controlPlaneBefore) * 1000);
+const controlPlaneCpuMs = Math.round((controlPlaneCpu() - controlPlaneBefore) * 1000);
 process.stdout.write(
   `${JSON.stringify({ mode, objects, ms, cpuMs, controlPlaneCpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
 );

@@ -40,6 +40,7 @@ import { ensureTools } from '../env/ensure-tools.js';
 import { startMoto } from '../env/moto.js';
 import { stopPids } from '../env/processes.js';
 import { hashOf, isZero, volumeHashes, writeSnapshot } from '../integration/support/snapshot-image.js';
+import { cpuSecondsOf } from './proc.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -135,15 +136,13 @@ function changesOf(blocks: number): Map<number, Uint8Array> {
   return changes;
 }
 
-/** moto's CPU seconds (utime + stime at 100 ticks a second) and resident memory, from /proc. */
+/** moto's CPU seconds and resident memory, from /proc. */
 function motoUsage(pid: number): { cpuSeconds: number; rssMiB: number; peakRssMiB: number } {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kib = (name: string): number => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
     return {
-      cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100,
+      cpuSeconds: cpuSecondsOf(pid),
       rssMiB: kib('VmRSS') / 1024,
       peakRssMiB: kib('VmHWM') / 1024,
     };
