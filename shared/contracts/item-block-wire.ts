@@ -12,14 +12,21 @@
  * waits for the item-block queue to drain.
  */
 import { z } from 'zod';
-import { type BlockItem, blockItem, type ItemBlockMessage, itemBlockMessage } from './backup-run.js';
+import {
+  type BlockItem,
+  blockItem,
+  type ItemBlockMessage,
+  itemBlockMessage,
+  itemBlockPayload,
+} from './backup-run.js';
 
 /** The first line: the message, where an item's `json` may instead be on a line of its own. */
 const header = itemBlockMessage.extend({
   blocks: z.array(
     z.union([
       z.strictObject({ id: z.string(), items: z.array(blockItem.extend({ json: z.string().optional() })) }),
-      z.strictObject({ id: z.string(), itemsKey: z.string() }),
+      // A block whose items are in the object store, as in any message.
+      itemBlockPayload.options[1],
     ]),
   ),
 });
