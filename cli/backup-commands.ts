@@ -11,7 +11,7 @@ import { ebsSnapshotterFor } from '../shared/adapters/aws-adapters.js';
 import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
 import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
 import { repackDeadFraction } from '../shared/contracts/data-mover-job.js';
-import { parseSelector } from '../shared/domain/label-selector.js';
+import { parseSelector } from '../shared/domain/kubernetes/label-selector.js';
 import type { Snapshotter } from '../shared/ports/snapshotter.js';
 import { csv, localStore, UsageError } from './flags.js';
 import { listBackups, readBackup } from './local/backup-reader.js';

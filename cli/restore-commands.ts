@@ -8,7 +8,7 @@ import { gunzipSync } from 'node:zlib';
 import { stringify as toYaml } from 'yaml';
 import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
 import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
-import { restoreKeys } from '../shared/domain/storage-keys.js';
+import { restoreKeys } from '../shared/domain/storage/keys.js';
 import { csv, localStore, UsageError } from './flags.js';
 import { localRepository, repositoryKeyFile } from './local/local-data-mover.js';
 import { runLocalRestore } from './local/restore-runtime.js';

@@ -1,10 +1,10 @@
 /** Reads what a backup location holds about backups: documents, resource lists, results, volumes-info and item operations. */
 import { gunzipSync } from 'node:zlib';
-import type { BackupDocument } from '../../shared/domain/backup-document.js';
-import type { Results } from '../../shared/domain/results.js';
-import { backupKeys } from '../../shared/domain/storage-keys.js';
-import type { BackupVolumeInfo } from '../../shared/domain/volume-info.js';
-import type { BackupOperation } from '../../shared/domain/volume-operations.js';
+import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
+import { backupKeys } from '../../shared/domain/storage/keys.js';
+import type { Results } from '../../shared/domain/storage/results.js';
+import type { BackupVolumeInfo } from '../../shared/domain/volumes/info.js';
+import type { BackupOperation } from '../../shared/domain/volumes/operations.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
 export interface StoredBackup {

@@ -6,9 +6,9 @@
  * Lifeboat adds the skipped volumes with their reasons under `--details`, since it records why.
  * Reads only what it is given; never fetches.
  */
-import type { BackupStatus } from '../../shared/domain/backup-document.js';
-import type { BackupVolumeInfo } from '../../shared/domain/volume-info.js';
-import type { BackupOperation, ResourceIdentifier } from '../../shared/domain/volume-operations.js';
+import type { BackupStatus } from '../../shared/domain/storage/backup-document.js';
+import type { BackupVolumeInfo } from '../../shared/domain/volumes/info.js';
+import type { BackupOperation, ResourceIdentifier } from '../../shared/domain/volumes/operations.js';
 
 const none = '<none included>';
 

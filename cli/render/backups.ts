@@ -3,10 +3,10 @@
  * `velero backup describe` (item operations and backup volumes from backup-volumes.ts; with
  * `--details`, the resource list, each operation and volume, and every error and warning).
  */
-import type { BackupDocument } from '../../shared/domain/backup-document.js';
-import type { Result, Results } from '../../shared/domain/results.js';
-import type { BackupVolumeInfo } from '../../shared/domain/volume-info.js';
-import type { BackupOperation } from '../../shared/domain/volume-operations.js';
+import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
+import type { Result, Results } from '../../shared/domain/storage/results.js';
+import type { BackupVolumeInfo } from '../../shared/domain/volumes/info.js';
+import type { BackupOperation } from '../../shared/domain/volumes/operations.js';
 import { renderBackupVolumes, renderItemOperations } from './backup-volumes.js';
 
 const none = '<none>';

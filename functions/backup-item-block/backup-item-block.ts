@@ -10,17 +10,17 @@
  */
 import type { ItemBlockMessage, MessageResult } from '../../shared/contracts/backup-run.js';
 import type { ItemBlockHeader } from '../../shared/contracts/item-block-wire.js';
-import { type LogEvent, logTextOf } from '../../shared/domain/backup-log.js';
-import { formatDuration } from '../../shared/domain/duration.js';
 import { AlreadyExists } from '../../shared/domain/errors.js';
-import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
-import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import { formatDuration } from '../../shared/domain/kubernetes/duration.js';
+import { backupWorkKeys } from '../../shared/domain/storage/keys.js';
+import { type LogEvent, logTextOf } from '../../shared/domain/storage/log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
-import { completeIfDone } from '../backup-completion.js';
-import { gzipFast } from '../gzip.js';
+import { completeIfDone } from '../common/backup-completion.js';
+import { gzipFast } from '../common/gzip.js';
 import { backUpBlock, emptyOutput, hookSettingsLoader, outputResult } from './item-block.js';
 import type { BlockVolumesDeps } from './volumes.js';
 

@@ -11,8 +11,8 @@
  * Only pod objects are parsed; never logs a command's output anywhere but the backup log.
  */
 import type { BlockItem } from '../../shared/contracts/backup-run.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import type { HookPhase } from '../../shared/domain/hook-annotations.js';
+import type { HookPhase } from '../../shared/domain/hooks/annotations.js';
+import { type BackupHookSpec, hookPodOf, type PodExecHook } from '../../shared/domain/hooks/backup.js';
 import {
   type BlockHookPlan,
   type HookRun,
@@ -21,9 +21,9 @@ import {
   type PlannedPodHooks,
   planBlockHooks,
   runPodHooks,
-} from '../../shared/domain/hook-plan.js';
-import { type BackupHookSpec, hookPodOf, type PodExecHook } from '../../shared/domain/hooks.js';
-import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
+} from '../../shared/domain/hooks/plan.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 

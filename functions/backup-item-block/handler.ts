@@ -3,7 +3,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseItemBlockMessage } from '../../shared/contracts/item-block-wire.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { callbacks, clock, csiSnapshotsOf, env, podExecNamed, snapshotter, store } from '../wiring.js';
+import { callbacks, clock, csiSnapshotsOf, env, podExecNamed, snapshotter, store } from '../common/wiring.js';
 import { backupItemBlocks } from './backup-item-block.js';
 
 const processor = new BatchProcessor(EventType.SQS);

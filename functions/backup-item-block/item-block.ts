@@ -13,21 +13,21 @@ import {
   type ItemBlockMessage,
   type MessageResult,
 } from '../../shared/contracts/backup-run.js';
-import { apiVersionOf } from '../../shared/domain/api-resources.js';
-import { type LogEvent, logTextOf } from '../../shared/domain/backup-log.js';
+import { factsOf } from '../../shared/domain/backup/item-blocks.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { hookStatusOf, itemsAfterPreHooks } from '../../shared/domain/hook-plan.js';
-import type { BackupHookSpec } from '../../shared/domain/hooks.js';
-import { factsOf } from '../../shared/domain/item-blocks.js';
-import { itemIdentity } from '../../shared/domain/item-ref.js';
-import { emptyResults, mergeResults, type Results } from '../../shared/domain/results.js';
-import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
-import { withoutEndOfArchive } from '../../shared/domain/tar-fragments.js';
-import { entryNames } from '../../shared/domain/tarball-layout.js';
+import type { BackupHookSpec } from '../../shared/domain/hooks/backup.js';
+import { hookStatusOf, itemsAfterPreHooks } from '../../shared/domain/hooks/plan.js';
+import { apiVersionOf } from '../../shared/domain/kubernetes/api-resources.js';
+import { itemIdentity } from '../../shared/domain/kubernetes/item-ref.js';
+import { backupWorkKeys } from '../../shared/domain/storage/keys.js';
+import { type LogEvent, logTextOf } from '../../shared/domain/storage/log.js';
+import { emptyResults, mergeResults, type Results } from '../../shared/domain/storage/results.js';
+import { withoutEndOfArchive } from '../../shared/domain/storage/tar-fragments.js';
+import { entryNames } from '../../shared/domain/storage/tarball-layout.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
-import { gzipFast } from '../gzip.js';
+import { gzipFast } from '../common/gzip.js';
 import { blockHasPods, planHooksOfBlock, planWarnings, runHookPhase } from './block-hooks.js';
 import { type BlockVolumesDeps, backUpBlockVolumes } from './volumes.js';
 

@@ -9,11 +9,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { HandledVolumeRecord, VolumeSettings } from '../../shared/contracts/backup-volumes.js';
-import { chooseSnapshotClass } from '../../shared/domain/csi-snapshot-class.js';
-import { availabilityZoneOf, snapshotTags } from '../../shared/domain/ebs-volume.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { kubeTime } from '../../shared/domain/volume-info.js';
-import { CSI_SNAPSHOT_ACTION, EBS_SNAPSHOT_ACTION } from '../../shared/domain/volume-operations.js';
+import { chooseSnapshotClass } from '../../shared/domain/volumes/csi-snapshot-class.js';
+import { availabilityZoneOf, snapshotTags } from '../../shared/domain/volumes/ebs-volume.js';
+import { kubeTime } from '../../shared/domain/volumes/info.js';
+import { CSI_SNAPSHOT_ACTION, EBS_SNAPSHOT_ACTION } from '../../shared/domain/volumes/operations.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';

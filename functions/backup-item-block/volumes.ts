@@ -22,16 +22,16 @@ import type {
   HandledVolumeRecord,
   VolumeSettings,
 } from '../../shared/contracts/backup-volumes.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import type { SnapshotClassFacts } from '../../shared/domain/csi-snapshot-class.js';
-import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
-import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
-import { claimFactsOf, persistentVolumeFactsOf } from '../../shared/domain/volume-info.js';
-import { decideVolumeAction, type VolumeDecision } from '../../shared/domain/volume-policy.js';
+import { backupWorkKeys } from '../../shared/domain/storage/keys.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
+import type { SnapshotClassFacts } from '../../shared/domain/volumes/csi-snapshot-class.js';
+import { claimFactsOf, persistentVolumeFactsOf } from '../../shared/domain/volumes/info.js';
+import { decideVolumeAction, type VolumeDecision } from '../../shared/domain/volumes/policy.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
-import { readVolumeSettings } from '../volume-settings.js';
+import { readVolumeSettings } from '../common/volume-settings.js';
 import { type SnapshotStartDeps, startCsiSnapshot, startNativeSnapshot } from './volume-snapshots.js';
 
 type KubeObject = Readonly<Record<string, unknown>>;

@@ -8,11 +8,11 @@
 import { type BackupRun, collectedSummary } from '../../shared/contracts/backup-run.js';
 import type { RecipeStepRef } from '../../shared/contracts/recipe-run.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { backupWorkKeys, recipeStepMessagePrefix } from '../../shared/domain/storage-keys.js';
+import { backupWorkKeys, recipeStepMessagePrefix } from '../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import type { WorkQueue } from '../../shared/ports/work-queue.js';
-import { completeIfDone } from '../backup-completion.js';
+import { completeIfDone } from '../common/backup-completion.js';
 
 export interface BackupRecipeGroupDeps {
   readonly store: ObjectStore;

@@ -1,7 +1,7 @@
 /** Lambda entry of BackupRecipeGroup (invoked with a task token; the workers complete the wait). */
 import { recipeGroupInput } from '../../shared/contracts/recipe-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { callbacks, queue, store } from '../wiring.js';
+import { callbacks, queue, store } from '../common/wiring.js';
 import { backupRecipeGroup } from './backup-recipe-group.js';
 
 export const handler = lambdaHandler('BackupRecipeGroup', async (event: unknown, signal) =>

@@ -4,12 +4,12 @@
  */
 
 import type { BlockItem } from '../../shared/contracts/backup-run.js';
-import type { ApiResource } from '../../shared/domain/api-resources.js';
-import { groupResource } from '../../shared/domain/api-resources.js';
-import { type BackupPlan, excludedByLabel } from '../../shared/domain/backup-plan.js';
-import type { ItemRef } from '../../shared/domain/item-ref.js';
-import { missingIncludedNamespaces, namespaceTracked } from '../../shared/domain/namespace-tracker.js';
-import { excludesRelated, type ResourceFilter } from '../../shared/domain/resource-filter.js';
+import { missingIncludedNamespaces, namespaceTracked } from '../../shared/domain/backup/namespace-tracker.js';
+import { type BackupPlan, excludedByLabel } from '../../shared/domain/backup/plan.js';
+import type { ApiResource } from '../../shared/domain/kubernetes/api-resources.js';
+import { groupResource } from '../../shared/domain/kubernetes/api-resources.js';
+import type { ItemRef } from '../../shared/domain/kubernetes/item-ref.js';
+import { excludesRelated, type ResourceFilter } from '../../shared/domain/kubernetes/resource-filter.js';
 import type { CollectItemsDeps } from './collect-items.js';
 import { listAll, meta } from './list-all.js';
 import type { Note } from './resolve-names.js';

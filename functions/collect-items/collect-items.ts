@@ -15,27 +15,27 @@ import type {
   ItemBlockMessage,
 } from '../../shared/contracts/backup-run.js';
 import { messageBody, type WireBlock, wireBlock } from '../../shared/contracts/item-block-wire.js';
-import { collectionOrder, groupResource } from '../../shared/domain/api-resources.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import { excludedByLabel } from '../../shared/domain/backup-plan.js';
+import { buildItemBlocks, factsOf, type ItemFacts } from '../../shared/domain/backup/item-blocks.js';
+import { excludedByLabel } from '../../shared/domain/backup/plan.js';
 import { LifeboatError, ResourceGone } from '../../shared/domain/errors.js';
-import { shouldInclude } from '../../shared/domain/includes-excludes.js';
-import { buildItemBlocks, factsOf, type ItemFacts } from '../../shared/domain/item-blocks.js';
-import { type ItemRef, itemIdentity } from '../../shared/domain/item-ref.js';
-import { itemSelected, selectorToString } from '../../shared/domain/label-selector.js';
+import { collectionOrder, groupResource } from '../../shared/domain/kubernetes/api-resources.js';
+import { shouldInclude } from '../../shared/domain/kubernetes/includes-excludes.js';
+import { type ItemRef, itemIdentity } from '../../shared/domain/kubernetes/item-ref.js';
+import { itemSelected, selectorToString } from '../../shared/domain/kubernetes/label-selector.js';
 import {
   collectsResource,
   combineWithIncludeExcludePolicy,
   excludesRelated,
-} from '../../shared/domain/resource-filter.js';
-import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
+} from '../../shared/domain/kubernetes/resource-filter.js';
+import { backupWorkKeys } from '../../shared/domain/storage/keys.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ListPage } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import type { WorkQueue } from '../../shared/ports/work-queue.js';
-import { completeIfDone } from '../backup-completion.js';
-import { readVolumeSettings } from '../volume-settings.js';
+import { completeIfDone } from '../common/backup-completion.js';
+import { readVolumeSettings } from '../common/volume-settings.js';
 import { emitCrds, emitNamespaces } from './cluster-scoped.js';
 import { listPages, meta } from './list-all.js';
 import { resolveFilter, resolveOrdered, resolvePolicyLists } from './resolve-names.js';

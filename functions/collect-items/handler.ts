@@ -1,7 +1,7 @@
 /** Lambda entry of CollectItems (invoked with a task token; the workers complete the wait). */
 import { collectItemsInput } from '../../shared/contracts/backup-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { callbacks, clock, clusterNamed, queue, store } from '../wiring.js';
+import { callbacks, clock, clusterNamed, queue, store } from '../common/wiring.js';
 import { collectItems } from './collect-items.js';
 
 export const handler = lambdaHandler('CollectItems', async (event: unknown, signal) => {

@@ -4,8 +4,8 @@
  * token (410 Gone) restarts the listing without yielding an item twice.
  */
 
-import type { ApiResource } from '../../shared/domain/api-resources.js';
 import { ListExpired } from '../../shared/domain/errors.js';
+import type { ApiResource } from '../../shared/domain/kubernetes/api-resources.js';
 import type { Cluster, ListPage } from '../../shared/ports/cluster.js';
 
 /** Namespace, name, labels and deletion state of a listed object. */

@@ -4,12 +4,12 @@
  * of a resource policy's includeExcludePolicy are left out, as Velero leaves them out.
  */
 
-import type { ApiResource } from '../../shared/domain/api-resources.js';
-import { groupResource, resolveResourceName } from '../../shared/domain/api-resources.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import type { BackupPlan } from '../../shared/domain/backup-plan.js';
-import type { PolicyResourceLists, ResourceFilter } from '../../shared/domain/resource-filter.js';
-import type { IncludeExcludePolicy } from '../../shared/domain/volume-conditions.js';
+import type { BackupPlan } from '../../shared/domain/backup/plan.js';
+import type { ApiResource } from '../../shared/domain/kubernetes/api-resources.js';
+import { groupResource, resolveResourceName } from '../../shared/domain/kubernetes/api-resources.js';
+import type { PolicyResourceLists, ResourceFilter } from '../../shared/domain/kubernetes/resource-filter.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
+import type { IncludeExcludePolicy } from '../../shared/domain/volumes/conditions.js';
 
 /** Records one event in the collection log. */
 export type Note = (level: LogEvent['level'], msg: string, fields?: LogEvent['fields']) => void;

@@ -1,7 +1,7 @@
 /** Lambda entry of CollectRecipeItems (a plain invoke: nothing waits on its messages yet). */
 import { backupRun } from '../../shared/contracts/backup-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, clusterNamed, env, store } from '../wiring.js';
+import { clock, clusterNamed, env, store } from '../common/wiring.js';
 import { collectRecipeItems } from './collect-recipe-items.js';
 
 export const handler = lambdaHandler('CollectRecipeItems', async (event: { run?: unknown }, signal) => {

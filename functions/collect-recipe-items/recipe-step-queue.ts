@@ -1,7 +1,7 @@
 /**
  * The ItemBlock queue CollectItems sends to when a backup follows a recipe: nothing is sent to
  * the workers yet. Each block is split among the workflow's group steps (shared/domain/
- * recipe-groups.ts: the first group that selects an item takes it, with the related items of
+ * shared/domain/recipes/groups.ts: the first group that selects an item takes it, with the related items of
  * its block it admits), and each step's messages are kept in the working data, ten a key, under
  * ids `<attempt>-s<step>-<seq>`, until the step sends them (BackupRecipeGroup). Items no group
  * takes are counted, not kept. Parses every object for its labels (recipe backups only).
@@ -13,8 +13,8 @@ import {
   type WireBlock,
   wireBlock,
 } from '../../shared/contracts/item-block-wire.js';
-import { assignBlockToGroups, type RecipeGroupFilter } from '../../shared/domain/recipe-groups.js';
-import { backupWorkKeys, recipeStepMessagePrefix } from '../../shared/domain/storage-keys.js';
+import { assignBlockToGroups, type RecipeGroupFilter } from '../../shared/domain/recipes/groups.js';
+import { backupWorkKeys, recipeStepMessagePrefix } from '../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { WorkQueue } from '../../shared/ports/work-queue.js';
 

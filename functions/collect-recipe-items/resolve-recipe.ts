@@ -1,18 +1,18 @@
 /**
  * The recipe a backup names (docs/recipes.md), resolved once, before anything is collected: the
  * inline document, or the one data key of a ConfigMap read from the backed-up cluster (in the
- * namespace given, else the Backup's, else `velero`), by functions/recipe-reference.ts. Also
+ * namespace given, else the Backup's, else `velero`), by functions/common/recipe-reference.ts. Also
  * reads the recipe back from the working data for the later steps. Never logs its contents.
  */
 import type { BackupRequest } from '../../shared/contracts/backup-request.js';
 import type { ValidationResult } from '../../shared/contracts/kubernetes.js';
 import type { Recipe } from '../../shared/contracts/recipe.js';
-import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import { backupWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { type ResolvedRecipe, readStoredRecipe, resolveRecipeReference } from '../recipe-reference.js';
+import { type ResolvedRecipe, readStoredRecipe, resolveRecipeReference } from '../common/recipe-reference.js';
 
-export { DEFAULT_RECIPE_NAMESPACE, type ResolvedRecipe } from '../recipe-reference.js';
+export { DEFAULT_RECIPE_NAMESPACE, type ResolvedRecipe } from '../common/recipe-reference.js';
 
 export async function resolveRecipe(
   request: BackupRequest,

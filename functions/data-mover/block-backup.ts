@@ -14,14 +14,15 @@
  * the volume's size: one listing page, the blocks in flight and the open map ranges.
  * Never writes the manifest before every blob it names is flushed.
  */
+
+import { SnapshotManifestMissing, ValidationFailed } from '../../shared/domain/errors.js';
 import {
   BLOCK_MAP_RANGE,
   type BlockChange,
   encodeBlockMapChunk,
   mergeBlockRange,
   rangeOf,
-} from '../../shared/domain/block-map.js';
-import { SnapshotManifestMissing, ValidationFailed } from '../../shared/domain/errors.js';
+} from '../../shared/domain/repository/block-map.js';
 import type {
   BlobId,
   BlockSource,

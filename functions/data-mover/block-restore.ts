@@ -11,9 +11,9 @@
  * one chunk at a time. Never completes a snapshot before every block's write was acknowledged.
  */
 
-import { parseBlockMapChunk, volumeSizeGiB } from '../../shared/domain/block-map.js';
-import type { Tag } from '../../shared/domain/ebs-volume.js';
 import { CloudRequestRefused, RetryableError, ValidationFailed } from '../../shared/domain/errors.js';
+import { parseBlockMapChunk, volumeSizeGiB } from '../../shared/domain/repository/block-map.js';
+import type { Tag } from '../../shared/domain/volumes/ebs-volume.js';
 import type { Repository } from '../../shared/ports/repository.js';
 import {
   EBS_BLOCK_SIZE,

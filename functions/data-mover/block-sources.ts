@@ -5,8 +5,9 @@
  * memory does not grow with the volume. Never guesses: a snapshot whose blocks are not 512 KiB is
  * refused.
  */
-import { type BlockMapEntry, parseBlockMapChunk, rangeOf } from '../../shared/domain/block-map.js';
+
 import { CloudRequestRefused } from '../../shared/domain/errors.js';
+import { type BlockMapEntry, parseBlockMapChunk, rangeOf } from '../../shared/domain/repository/block-map.js';
 import type { BlobId, Repository } from '../../shared/ports/repository.js';
 import {
   type BlockPage,

@@ -18,13 +18,13 @@ import type {
   DataMoverProgress,
   DataMoverResult,
 } from '../../shared/contracts/data-mover-job.js';
-import type { Tag } from '../../shared/domain/ebs-volume.js';
 import {
   DataMoverCancelled,
   LifeboatError,
   SnapshotManifestMissing,
   ValidationFailed,
 } from '../../shared/domain/errors.js';
+import type { Tag } from '../../shared/domain/volumes/ebs-volume.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Repository, SnapshotManifest } from '../../shared/ports/repository.js';
 import type { SnapshotBlocks } from '../../shared/ports/snapshot-blocks.js';

@@ -13,8 +13,8 @@
  */
 import { constants } from 'node:fs';
 import { lstat, open, readdir, readlink } from 'node:fs/promises';
-import { type ChunkingParams, FILE_CHUNKING } from '../../shared/domain/content-chunker.js';
 import { LifeboatError, SnapshotManifestMissing } from '../../shared/domain/errors.js';
+import { type ChunkingParams, FILE_CHUNKING } from '../../shared/domain/files/content-chunker.js';
 import {
   type DirectoryAttributes,
   encodeTreeBlob,
@@ -23,7 +23,7 @@ import {
   type RawName,
   rawNameOf,
   treePages,
-} from '../../shared/domain/file-tree.js';
+} from '../../shared/domain/files/tree.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type {
   BlobId,

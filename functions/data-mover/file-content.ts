@@ -8,21 +8,21 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { FileChunking } from '../../shared/contracts/repository.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
 import {
   type ChunkingParams,
   ContentChunker,
   FILE_CHUNKING,
   FILE_CHUNKING_ALGORITHM,
-} from '../../shared/domain/content-chunker.js';
-import { LifeboatError } from '../../shared/domain/errors.js';
-import { zeroBlockRuns } from '../../shared/domain/file-holes.js';
+} from '../../shared/domain/files/content-chunker.js';
+import { zeroBlockRuns } from '../../shared/domain/files/holes.js';
 import {
   CONTENT_LIST_PIECES,
   type ContentPiece,
   encodeContentList,
   type FileEntry,
   INLINE_PIECES,
-} from '../../shared/domain/file-tree.js';
+} from '../../shared/domain/files/tree.js';
 import type { BlobId, BlobWrite, RepositoryWriter } from '../../shared/ports/repository.js';
 
 /** Bytes read from a file at once; a multiple of any file system's block size. */

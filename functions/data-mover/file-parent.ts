@@ -12,7 +12,7 @@ import {
   type RawName,
   rawNameBytes,
   TREE_FORMAT,
-} from '../../shared/domain/file-tree.js';
+} from '../../shared/domain/files/tree.js';
 import type { BlobId, Repository, RepositoryWriter } from '../../shared/ports/repository.js';
 
 /** A name as a map key: its bytes, one char each. */

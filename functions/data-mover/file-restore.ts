@@ -38,7 +38,7 @@ import {
   rawNameBytes,
   TREE_FORMAT,
   type TreeBlob,
-} from '../../shared/domain/file-tree.js';
+} from '../../shared/domain/files/tree.js';
 import type { BlobId, Repository } from '../../shared/ports/repository.js';
 
 /** Deeper than any real tree (PATH_MAX is 4096 bytes): a hostile tree cannot recurse forever. */

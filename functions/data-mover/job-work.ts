@@ -1,5 +1,5 @@
 /**
- * A data-mover job's working data in the store (storage-keys: dataMoverWorkKeys): the progress
+ * A data-mover job's working data in the store (storage/keys.ts: dataMoverWorkKeys): the progress
  * document the state machine reads, block backup's checkpoint, and the cancel marker. Everything
  * read back is parsed (a corrupt object is reported by its key, never trusted). The commands a
  * person runs (`verify`, `gc`) have no job in the store: `detachedJobWork` keeps nothing.
@@ -12,7 +12,7 @@ import {
   dataMoverProgress,
 } from '../../shared/contracts/data-mover-job.js';
 import { RepositoryObjectCorrupt } from '../../shared/domain/errors.js';
-import { dataMoverWorkKeys } from '../../shared/domain/storage-keys.js';
+import { dataMoverWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { BlockBackupCheckpoints } from './block-backup.js';
 

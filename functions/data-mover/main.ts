@@ -1,5 +1,5 @@
 /**
- * The data mover's container entry (image: functions/fargate-task.Dockerfile): the Fargate task the backup
+ * The data mover's container entry (image: functions/common/fargate-task.Dockerfile): the Fargate task the backup
  * and restore state machines start with `ecs:runTask.sync`, and, under `lifeboat --local`, a
  * child process started the same way (cli/local/data-mover-process.ts). See docs/data-mover.md.
  *
@@ -28,8 +28,8 @@ import {
 } from '../../shared/contracts/data-mover-job.js';
 import { problemsOf } from '../../shared/contracts/kubernetes.js';
 import { DataMoverCancelled, ValidationFailed } from '../../shared/domain/errors.js';
-import { fileTreeChildren } from '../../shared/domain/file-tree.js';
-import { repositoryKeys } from '../../shared/domain/storage-keys.js';
+import { fileTreeChildren } from '../../shared/domain/files/tree.js';
+import { repositoryKeys } from '../../shared/domain/storage/keys.js';
 import { type DataMoverDeps, runDataMoverJob } from './data-mover.js';
 import { fileChunkingRecord } from './file-backup.js';
 import { detachedJobWork, storedJobWork } from './job-work.js';

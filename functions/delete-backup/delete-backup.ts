@@ -12,9 +12,9 @@
  * finish the job. Never deletes a snapshot or manifest another backup names.
  */
 import { gunzipSync } from 'node:zlib';
-import { manifestIdsOfBackup } from '../../shared/domain/data-movement.js';
 import { BackupInProgress, LifeboatError } from '../../shared/domain/errors.js';
-import { backupKeys, repositoryKeyId, repositoryKeys } from '../../shared/domain/storage-keys.js';
+import { backupKeys, repositoryKeyId, repositoryKeys } from '../../shared/domain/storage/keys.js';
+import { manifestIdsOfBackup } from '../../shared/domain/volumes/data-movement.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { GcReport } from '../../shared/ports/repository.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';

@@ -17,18 +17,22 @@ import {
   collectedSummary,
   messageResult,
 } from '../../shared/contracts/backup-run.js';
-import { type BackupPhase, backupDocument, resourceList } from '../../shared/domain/backup-document.js';
-import { countLevels, formatLogLine, type LogEvent } from '../../shared/domain/backup-log.js';
-import { formatDuration, parseDuration } from '../../shared/domain/duration.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { countOf, emptyResults, mergeResults, type Results } from '../../shared/domain/results.js';
-import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js';
-import { END_OF_ARCHIVE_BYTES, withoutEndOfArchive } from '../../shared/domain/tar-fragments.js';
-import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/tarball-layout.js';
+import { formatDuration, parseDuration } from '../../shared/domain/kubernetes/duration.js';
+import {
+  type BackupPhase,
+  backupDocument,
+  resourceList,
+} from '../../shared/domain/storage/backup-document.js';
+import { backupKeys, backupWorkKeys } from '../../shared/domain/storage/keys.js';
+import { countLevels, formatLogLine, type LogEvent } from '../../shared/domain/storage/log.js';
+import { countOf, emptyResults, mergeResults, type Results } from '../../shared/domain/storage/results.js';
+import { END_OF_ARCHIVE_BYTES, withoutEndOfArchive } from '../../shared/domain/storage/tar-fragments.js';
+import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/storage/tarball-layout.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { FAST_GZIP, gunzipFast } from '../gzip.js';
-import { putOnce, putStreamOnce } from '../write-once.js';
+import { FAST_GZIP, gunzipFast } from '../common/gzip.js';
+import { putOnce, putStreamOnce } from '../common/write-once.js';
 import { finalizedVolumes } from './volumes.js';
 
 const logTextOnly = z.object({ logText: messageResult.shape.logText });

@@ -1,7 +1,7 @@
 /** Lambda entry of FinalizeBackup. */
 import { backupRun } from '../../shared/contracts/backup-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, store } from '../wiring.js';
+import { clock, store } from '../common/wiring.js';
 import { finalizeBackup } from './finalize-backup.js';
 
 export const handler = lambdaHandler('FinalizeBackup', async (event: { run?: unknown }, signal) =>

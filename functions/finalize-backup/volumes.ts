@@ -9,9 +9,9 @@
  */
 import type { BackupRun } from '../../shared/contracts/backup-run.js';
 import type { OperationStatus } from '../../shared/contracts/backup-volumes.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import { type BackupVolumeResults, backupVolumeResults } from '../../shared/domain/backup-volume-results.js';
-import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
+import { type BackupVolumeResults, backupVolumeResults } from '../../shared/domain/volumes/backup-results.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { readBlockVolumes, readVolumeProgress } from '../volume-operations/volume-operations.js';
 

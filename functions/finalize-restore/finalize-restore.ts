@@ -7,15 +7,15 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import pLimit from 'p-limit';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
-import { rfc3339 } from '../../shared/domain/backup-document.js';
-import { formatLogLine, type LogEvent } from '../../shared/domain/backup-log.js';
-import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
-import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { rfc3339 } from '../../shared/domain/storage/backup-document.js';
+import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import { formatLogLine, type LogEvent } from '../../shared/domain/storage/log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { putOnce } from '../common/write-once.js';
 import type { PhaseOutcome } from '../restore-phase/restore-phase.js';
 import { restoreVolumeResults } from '../restore-volumes/volume-results.js';
-import { putOnce } from '../write-once.js';
 import { hookReport } from './hook-results.js';
 
 export interface FinalizedRestore {

@@ -13,9 +13,9 @@ import {
   type RestoreRun,
   restoreRecipeHookResult,
 } from '../../shared/contracts/restore-run.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { podOfKey } from '../restore-hooks/pod-hook-records.js';
 

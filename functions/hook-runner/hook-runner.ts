@@ -15,7 +15,7 @@ import {
 } from '../../shared/contracts/backup-run.js';
 import type { HookRunInput } from '../../shared/contracts/hook-run.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { backupWorkKeys, DEFERRED_RESULT_INFIX } from '../../shared/domain/storage-keys.js';
+import { backupWorkKeys, DEFERRED_RESULT_INFIX } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';

@@ -1,6 +1,6 @@
 /**
  * The hook runner's container entry: the Fargate task the LongHookBlocks stage starts with
- * `ecs:runTask.sync` (image: functions/fargate-task.Dockerfile) for a long ItemBlock or a long recipe hook
+ * `ecs:runTask.sync` (image: functions/common/fargate-task.Dockerfile) for a long ItemBlock or a long recipe hook
  * step of a backup (RunLongRecipeHook) or a restore (RunLongRestoreRecipeHook), and, under
  * `lifeboat --local`, a child
  * process started the same way with the same environment. Reads its input from

@@ -5,7 +5,7 @@ import { safeParseItemBlockHeader } from '../../shared/contracts/item-block-wire
 import { logger } from '../../shared/runtime/logger.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
 import { recordDeadLetter } from '../backup-item-block/backup-item-block.js';
-import { callbacks, clock, store } from '../wiring.js';
+import { callbacks, clock, store } from '../common/wiring.js';
 
 const processor = new BatchProcessor(EventType.SQS);
 

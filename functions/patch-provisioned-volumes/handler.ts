@@ -6,7 +6,7 @@
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, clusterNamed, dataMoverRepository, store } from '../wiring.js';
+import { clock, clusterNamed, dataMoverRepository, store } from '../common/wiring.js';
 import { patchProvisionedVolumes } from './patch-provisioned-volumes.js';
 
 const repository = dataMoverRepository();

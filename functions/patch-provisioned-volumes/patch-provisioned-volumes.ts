@@ -24,11 +24,11 @@ import {
   type VolumeStepResult,
   volumePlan,
 } from '../../shared/contracts/restore-volumes.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import { formatDuration } from '../../shared/domain/duration.js';
 import { LifeboatError, RetryableError } from '../../shared/domain/errors.js';
-import { provisionedVolumePatch } from '../../shared/domain/restore-volumes-objects.js';
-import { dataMoverWorkKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { formatDuration } from '../../shared/domain/kubernetes/duration.js';
+import { dataMoverWorkKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
+import { provisionedVolumePatch } from '../../shared/domain/volumes/restore-objects.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';

@@ -1,7 +1,7 @@
 /** Lambda entry of PlanRestore. */
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clusterNamed, env, store } from '../wiring.js';
+import { clusterNamed, env, store } from '../common/wiring.js';
 import { planRestore } from './plan-restore.js';
 
 export const handler = lambdaHandler('PlanRestore', async (event: { run?: unknown }, signal) => {

@@ -11,12 +11,12 @@ import { resolvedResourceModifiers } from '../../shared/contracts/resource-modif
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
 import type { PlannedItem, RestorePlan, RestoreRun } from '../../shared/contracts/restore-run.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { hookPodOf } from '../../shared/domain/hooks.js';
-import type { IncludesExcludes } from '../../shared/domain/includes-excludes.js';
-import type { ResourceModifiers } from '../../shared/domain/resource-modifiers.js';
-import { type RestoreHookSpec, restoreExecHooksForPod } from '../../shared/domain/restore-hooks.js';
-import { prepareItem, shouldRestoreStatus } from '../../shared/domain/restore-item.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { hookPodOf } from '../../shared/domain/hooks/backup.js';
+import { type RestoreHookSpec, restoreExecHooksForPod } from '../../shared/domain/hooks/restore.js';
+import type { IncludesExcludes } from '../../shared/domain/kubernetes/includes-excludes.js';
+import { prepareItem, shouldRestoreStatus } from '../../shared/domain/restore/item.js';
+import type { ResourceModifiers } from '../../shared/domain/restore/resource-modifiers.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
 export type PlanItem = (entry: {

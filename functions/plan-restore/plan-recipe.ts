@@ -1,27 +1,27 @@
 /**
  * For a restore that follows a recipe (docs/recipes.md): reads the backup archive once more,
  * before planning, for what the split needs of each item (ref, labels, ItemBlock facts), and
- * decides the restore step of each backed-up item (shared/domain/recipe-restore-groups.ts).
+ * decides the restore step of each backed-up item (shared/domain/recipes/restore-groups.ts).
  * The plan then writes each step's items as phases of their own. Reads the working data and the
  * archive; writes nothing.
  */
 import { readBackupArchive } from '../../shared/adapters/backup-archive-reader.js';
 import type { Recipe } from '../../shared/contracts/recipe.js';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
-import { groupResource } from '../../shared/domain/api-resources.js';
+import { factsOf } from '../../shared/domain/backup/item-blocks.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { factsOf } from '../../shared/domain/item-blocks.js';
-import type { ItemRef } from '../../shared/domain/item-ref.js';
-import type { RecipeGroupFilter } from '../../shared/domain/recipe-groups.js';
+import { groupResource } from '../../shared/domain/kubernetes/api-resources.js';
+import type { ItemRef } from '../../shared/domain/kubernetes/item-ref.js';
+import type { RecipeGroupFilter } from '../../shared/domain/recipes/groups.js';
 import {
   assignRestoreSteps,
   type RestoreGroupItem,
   type RestoreStepGroup,
-} from '../../shared/domain/recipe-restore-groups.js';
-import { restorable } from '../../shared/domain/restore-order.js';
-import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+} from '../../shared/domain/recipes/restore-groups.js';
+import { restorable } from '../../shared/domain/restore/order.js';
+import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { readStoredRecipe } from '../recipe-reference.js';
+import { readStoredRecipe } from '../common/recipe-reference.js';
 
 export interface RecipeStepOutline {
   readonly index: number;

@@ -14,13 +14,17 @@ import type {
   RestorePlan,
   RestoreRun,
 } from '../../shared/contracts/restore-run.js';
-import { resolveResourceName } from '../../shared/domain/api-resources.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { type IncludesExcludes, selectsAll, shouldInclude } from '../../shared/domain/includes-excludes.js';
-import { itemSelected } from '../../shared/domain/label-selector.js';
-import { prepareForRestore, skipReason } from '../../shared/domain/restore-item.js';
-import { restorable, restorePhases } from '../../shared/domain/restore-order.js';
-import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { resolveResourceName } from '../../shared/domain/kubernetes/api-resources.js';
+import {
+  type IncludesExcludes,
+  selectsAll,
+  shouldInclude,
+} from '../../shared/domain/kubernetes/includes-excludes.js';
+import { itemSelected } from '../../shared/domain/kubernetes/label-selector.js';
+import { prepareForRestore, skipReason } from '../../shared/domain/restore/item.js';
+import { restorable, restorePhases } from '../../shared/domain/restore/order.js';
+import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';

@@ -3,7 +3,7 @@
  * changing nothing (create, update by existingResourcePolicy, or skip, and why).
  */
 import type { PlannedItem, RestorePlan } from '../../shared/contracts/restore-run.js';
-import { addedWithNamespace } from '../../shared/domain/namespace-defaults.js';
+import { addedWithNamespace } from '../../shared/domain/kubernetes/namespace-defaults.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import { existingAction } from '../restore-phase/compare.js';
 import { hookPreview } from './plan-item.js';

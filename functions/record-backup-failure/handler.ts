@@ -1,7 +1,7 @@
 /** Lambda entry of RecordBackupFailure (the state machine's Catch). */
 import { backupRun } from '../../shared/contracts/backup-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, store } from '../wiring.js';
+import { clock, store } from '../common/wiring.js';
 import { recordBackupFailure } from './record-backup-failure.js';
 
 export const handler = lambdaHandler(

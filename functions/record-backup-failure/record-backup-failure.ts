@@ -6,13 +6,13 @@
 import { gzipSync } from 'node:zlib';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
 import type { BackupRun } from '../../shared/contracts/backup-run.js';
-import { backupDocument } from '../../shared/domain/backup-document.js';
-import { formatLogLine } from '../../shared/domain/backup-log.js';
-import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import { backupDocument } from '../../shared/domain/storage/backup-document.js';
+import { backupKeys, backupWorkKeys } from '../../shared/domain/storage/keys.js';
+import { formatLogLine } from '../../shared/domain/storage/log.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { putOnce } from '../common/write-once.js';
 import { readCollectLog, storedSpec } from '../finalize-backup/finalize-backup.js';
-import { putOnce } from '../write-once.js';
 
 export interface RecordBackupFailureDeps {
   readonly store: ObjectStore;

@@ -2,7 +2,7 @@
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, clusterNamed, store } from '../wiring.js';
+import { clock, clusterNamed, store } from '../common/wiring.js';
 import { restoreHooks } from './restore-hooks.js';
 
 export const handler = lambdaHandler('RestoreHooks', async (event: { run?: unknown }, signal) => {

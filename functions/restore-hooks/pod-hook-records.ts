@@ -12,7 +12,7 @@ import type {
   PodHooksRecord,
   RestoreRun,
 } from '../../shared/contracts/restore-run.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
 /** Writes a hooks record for every created pod of the chunk that has hooks. `outcomes[i]` is `items[i]`'s. */

@@ -8,10 +8,8 @@
  */
 import { gzipSync } from 'node:zlib';
 import type { PodHooksOutcome, PodHooksRecord, RestoreRun } from '../../shared/contracts/restore-run.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import { formatDuration } from '../../shared/domain/duration.js';
 import { RetryableError } from '../../shared/domain/errors.js';
-import { hookRunEvents } from '../../shared/domain/hook-plan.js';
+import { hookRunEvents } from '../../shared/domain/hooks/plan.js';
 import {
   executionFailure,
   type HookSettlement,
@@ -20,8 +18,10 @@ import {
   nextHookAction,
   podCreatedMs,
   slotKey,
-} from '../../shared/domain/restore-hook-progress.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+} from '../../shared/domain/hooks/restore-progress.js';
+import { formatDuration } from '../../shared/domain/kubernetes/duration.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';

@@ -20,9 +20,9 @@ import {
   type RestoreHooksProgress,
   type RestoreRun,
 } from '../../shared/contracts/restore-run.js';
-import { parseDuration } from '../../shared/domain/duration.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { parseDuration } from '../../shared/domain/kubernetes/duration.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';

@@ -6,7 +6,7 @@
  * are added; updated, or skipped when it already holds them).
  */
 import { isDeepStrictEqual } from 'node:util';
-import { serviceAccountMergePatch } from '../../shared/domain/service-account-merge.js';
+import { serviceAccountMergePatch } from '../../shared/domain/restore/service-account-merge.js';
 
 type Json = Record<string, unknown>;
 

@@ -8,9 +8,9 @@
  * Never throws: every outcome, failures included, is returned and logged.
  */
 import type { ItemOutcome, PlannedItem, RestoreRun } from '../../shared/contracts/restore-run.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
 import { RetryableError } from '../../shared/domain/errors.js';
-import { addedWithNamespace } from '../../shared/domain/namespace-defaults.js';
+import { addedWithNamespace } from '../../shared/domain/kubernetes/namespace-defaults.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import { existingAction } from './compare.js';

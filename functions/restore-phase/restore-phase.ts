@@ -15,9 +15,9 @@ import {
   plannedItem,
   type RestoreChunk,
 } from '../../shared/contracts/restore-run.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';

@@ -5,7 +5,7 @@
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, dataMoverRepository, env, snapshotter, store } from '../wiring.js';
+import { clock, dataMoverRepository, env, snapshotter, store } from '../common/wiring.js';
 import { restoreVolumes } from './restore-volumes.js';
 
 const repository = dataMoverRepository();

@@ -16,8 +16,8 @@ import {
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
 import type { VolumePlan, VolumesProgress } from '../../shared/contracts/restore-volumes.js';
-import { isKmsKeyArn } from '../../shared/domain/ebs-volume.js';
-import { dataMoverWorkKeys } from '../../shared/domain/storage-keys.js';
+import { dataMoverWorkKeys } from '../../shared/domain/storage/keys.js';
+import { isKmsKeyArn } from '../../shared/domain/volumes/ebs-volume.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
 /** Where the data mover's repository is, for restore jobs. */

@@ -26,11 +26,11 @@ import {
   volumePlan,
   volumesProgress,
 } from '../../shared/contracts/restore-volumes.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import { formatDuration, parseDuration } from '../../shared/domain/duration.js';
 import { LifeboatError, RetryableError } from '../../shared/domain/errors.js';
-import { withVolumeId } from '../../shared/domain/restore-volumes-objects.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { formatDuration, parseDuration } from '../../shared/domain/kubernetes/duration.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
+import { withVolumeId } from '../../shared/domain/volumes/restore-objects.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';

@@ -12,14 +12,14 @@ import {
   volumePlan,
   volumesProgress,
 } from '../../shared/contracts/restore-volumes.js';
-import type { LogEvent } from '../../shared/domain/backup-log.js';
-import { FILE_UPLOADER } from '../../shared/domain/data-movement.js';
-import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
+import { FILE_UPLOADER } from '../../shared/domain/volumes/data-movement.js';
 import {
   type RestoreVolumeInfo,
   restoredFromNativeSnapshot,
-} from '../../shared/domain/volume-info-shapes.js';
+} from '../../shared/domain/volumes/info-shapes.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
 async function readJson(store: ObjectStore, key: string): Promise<unknown> {

@@ -1,7 +1,7 @@
 /** Lambda entry of RunRecipeHook; RecipeStepFailed reaches the state machine by its name. */
 import { recipeStepInput } from '../../shared/contracts/recipe-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, clusterNamed, podExecNamed, store } from '../wiring.js';
+import { clock, clusterNamed, podExecNamed, store } from '../common/wiring.js';
 import { runRecipeHook } from './run-recipe-hook.js';
 
 export const handler = lambdaHandler('RunRecipeHook', async (event: unknown, signal) => {

@@ -19,21 +19,21 @@ import {
   messageResult,
 } from '../../shared/contracts/backup-run.js';
 import type { RecipeStepRef } from '../../shared/contracts/recipe-run.js';
-import type { ApiResource } from '../../shared/domain/api-resources.js';
-import { type LogEvent, logTextOf } from '../../shared/domain/backup-log.js';
 import { LifeboatError, RecipeStepFailed } from '../../shared/domain/errors.js';
+import { type HookPod, hookPodOf } from '../../shared/domain/hooks/backup.js';
 import {
   type HookRun,
   hookLabel,
   hookRunEvents,
   hookStatusOf,
   runPodHooks,
-} from '../../shared/domain/hook-plan.js';
-import { type HookPod, hookPodOf } from '../../shared/domain/hooks.js';
-import { includesEverything } from '../../shared/domain/includes-excludes.js';
-import { recipeHookTargets, recipeStepPhase } from '../../shared/domain/recipe-hooks.js';
-import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/results.js';
-import { backupWorkKeys, recipeStepMessagePrefix } from '../../shared/domain/storage-keys.js';
+} from '../../shared/domain/hooks/plan.js';
+import type { ApiResource } from '../../shared/domain/kubernetes/api-resources.js';
+import { includesEverything } from '../../shared/domain/kubernetes/includes-excludes.js';
+import { recipeHookTargets, recipeStepPhase } from '../../shared/domain/recipes/hooks.js';
+import { backupWorkKeys, recipeStepMessagePrefix } from '../../shared/domain/storage/keys.js';
+import { type LogEvent, logTextOf } from '../../shared/domain/storage/log.js';
+import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';

@@ -2,7 +2,7 @@
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import { restoreRecipeHookInput } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, clusterNamed, store } from '../wiring.js';
+import { clock, clusterNamed, store } from '../common/wiring.js';
 import { runRestoreRecipeHook } from './run-restore-recipe-hook.js';
 
 export const handler = lambdaHandler('RunRestoreRecipeHook', async (event: unknown, signal) => {

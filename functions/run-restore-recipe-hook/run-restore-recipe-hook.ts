@@ -25,15 +25,15 @@ import {
   restoreRecipeHookResult,
   restoreRecipeHookState,
 } from '../../shared/contracts/restore-run.js';
-import { parseDuration } from '../../shared/domain/duration.js';
 import { LifeboatError, RecipeStepFailed } from '../../shared/domain/errors.js';
-import { restoreRecipeExecHooks, restoreRecipeHookPods } from '../../shared/domain/recipe-restore-hooks.js';
-import { restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import { parseDuration } from '../../shared/domain/kubernetes/duration.js';
+import { restoreRecipeExecHooks, restoreRecipeHookPods } from '../../shared/domain/recipes/restore-hooks.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
-import { readStoredRecipe } from '../recipe-reference.js';
+import { readStoredRecipe } from '../common/recipe-reference.js';
 import {
   advancePodHooks,
   invocationBudget,

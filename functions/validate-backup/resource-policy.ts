@@ -14,10 +14,10 @@ import {
   resourcePolicyFromConfigMap,
   validateResourcePolicy,
 } from '../../shared/contracts/resource-policy.js';
-import { parseDuration } from '../../shared/domain/duration.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import type { ResourcePolicy } from '../../shared/domain/volume-policy.js';
-import { type ClusterReader, readRequestConfigMap } from '../read-configmap.js';
+import { parseDuration } from '../../shared/domain/kubernetes/duration.js';
+import type { ResourcePolicy } from '../../shared/domain/volumes/policy.js';
+import { type ClusterReader, readRequestConfigMap } from '../common/read-configmap.js';
 
 export type { ClusterReader };
 

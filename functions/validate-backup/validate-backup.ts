@@ -13,12 +13,12 @@ import {
 } from '../../shared/contracts/backup-request.js';
 import type { BackupRun, ValidationOutcome } from '../../shared/contracts/backup-run.js';
 import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
-import { DEFAULT_TTL_MS } from '../../shared/domain/backup-plan.js';
-import { parseDuration } from '../../shared/domain/duration.js';
-import { backupKeys, backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import { DEFAULT_TTL_MS } from '../../shared/domain/backup/plan.js';
+import { parseDuration } from '../../shared/domain/kubernetes/duration.js';
+import { backupKeys, backupWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { claimName } from '../name-claim.js';
+import { claimName } from '../common/name-claim.js';
 import { type ClusterReader, resolveResourcePolicy, volumeSettingsOf } from './resource-policy.js';
 
 export interface ValidateBackupDeps {

@@ -1,6 +1,6 @@
 /** Lambda entry of ValidateRestore. */
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, clusterNamed, store } from '../wiring.js';
+import { clock, clusterNamed, store } from '../common/wiring.js';
 import { validateRestore } from './validate-restore.js';
 
 export const handler = lambdaHandler(

@@ -5,10 +5,10 @@
  * FailedValidation before anything is created instead of failing those volumes one by one later.
  */
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
-import { movedByLifeboat } from '../../shared/domain/data-movement.js';
-import { isKmsKeyArn } from '../../shared/domain/ebs-volume.js';
 import type { FieldProblem } from '../../shared/domain/errors.js';
-import { shouldInclude } from '../../shared/domain/includes-excludes.js';
+import { shouldInclude } from '../../shared/domain/kubernetes/includes-excludes.js';
+import { movedByLifeboat } from '../../shared/domain/volumes/data-movement.js';
+import { isKmsKeyArn } from '../../shared/domain/volumes/ebs-volume.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { loadBackupVolumeInfos } from '../plan-restore/plan-volumes.js';
 

@@ -13,8 +13,8 @@ import {
 } from '../../shared/contracts/resource-modifiers.js';
 import { type RestoreRequest, resourceModifierSource } from '../../shared/contracts/restore-request.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import type { ResourceModifiers } from '../../shared/domain/resource-modifiers.js';
-import { type ClusterReader, readRequestConfigMap } from '../read-configmap.js';
+import type { ResourceModifiers } from '../../shared/domain/restore/resource-modifiers.js';
+import { type ClusterReader, readRequestConfigMap } from '../common/read-configmap.js';
 
 export type { ClusterReader };
 

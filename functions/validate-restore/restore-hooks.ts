@@ -5,9 +5,9 @@
  * image and command), and exec hooks that could never run as written. Never reads the cluster.
  */
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
-import { parseDuration } from '../../shared/domain/duration.js';
 import type { FieldProblem } from '../../shared/domain/errors.js';
-import { restoreInitHookProblems } from '../../shared/domain/restore-hooks.js';
+import { restoreInitHookProblems } from '../../shared/domain/hooks/restore.js';
+import { parseDuration } from '../../shared/domain/kubernetes/duration.js';
 
 /** A container name as the API accepts it (RFC 1123 label). */
 const CONTAINER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

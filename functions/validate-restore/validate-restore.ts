@@ -11,13 +11,13 @@
 import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
 import { validateRestoreRequest } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun, RestoreValidation } from '../../shared/contracts/restore-run.js';
-import type { BackupDocument } from '../../shared/domain/backup-document.js';
 import type { FieldProblem } from '../../shared/domain/errors.js';
-import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/storage-keys.js';
+import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
+import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { claimName } from '../name-claim.js';
-import { resolveRecipeReference } from '../recipe-reference.js';
+import { claimName } from '../common/name-claim.js';
+import { resolveRecipeReference } from '../common/recipe-reference.js';
 import { movedVolumeKeyProblems } from './moved-volume-key.js';
 import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
 import { restoreHookProblems } from './restore-hooks.js';

@@ -20,6 +20,13 @@ import {
   dataMoverProgress,
   type RepositoryLocation,
 } from '../../shared/contracts/data-mover-job.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
+import {
+  backupKeys,
+  dataMoverWorkKeys,
+  repositoryKeyId,
+  repositoryKeys,
+} from '../../shared/domain/storage/keys.js';
 import {
   movedManifestId,
   movementKeyOf,
@@ -27,14 +34,7 @@ import {
   parseMovedManifestId,
   snapshotToMove,
   volumeKeyOf,
-} from '../../shared/domain/data-movement.js';
-import { LifeboatError } from '../../shared/domain/errors.js';
-import {
-  backupKeys,
-  dataMoverWorkKeys,
-  repositoryKeyId,
-  repositoryKeys,
-} from '../../shared/domain/storage-keys.js';
+} from '../../shared/domain/volumes/data-movement.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 

@@ -2,7 +2,7 @@
 import { backupRun } from '../../shared/contracts/backup-run.js';
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, csiSnapshotsOf, dataMoverRepository, env, snapshotter, store } from '../wiring.js';
+import { clock, csiSnapshotsOf, dataMoverRepository, env, snapshotter, store } from '../common/wiring.js';
 import { volumeOperations } from './volume-operations.js';
 
 const repository = dataMoverRepository();

@@ -24,19 +24,19 @@ import {
   volumeOperationsProgress,
 } from '../../shared/contracts/backup-volumes.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { backupWorkKeys } from '../../shared/domain/storage-keys.js';
+import { backupWorkKeys } from '../../shared/domain/storage/keys.js';
 import {
   csiOperationStatus,
   ebsOperationStatus,
   isSettled,
   nextPollSeconds,
   startedStatus,
-} from '../../shared/domain/volume-operations.js';
+} from '../../shared/domain/volumes/operations.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
-import { readVolumeSettings } from '../volume-settings.js';
+import { readVolumeSettings } from '../common/volume-settings.js';
 import { advanceMovements, type DataMoverAccess, gatherMovements } from './data-movements.js';
 
 export interface VolumeOperationsDeps {

@@ -1,5 +1,5 @@
 /**
- * The data mover (docs/data-mover.md): a Fargate task (ARM64, functions/fargate-task.Dockerfile)
+ * The data mover (docs/data-mover.md): a Fargate task (ARM64, functions/common/fargate-task.Dockerfile)
  * the backup and restore state machines start with `ecs:runTask.sync`, its job in the container
  * override. Sized for block mode: 2 vCPU (compression, AES-GCM and SHA-256 of every block) and
  * 4 GiB (32 blocks of 512 KiB in flight, four 16 MiB packs uploading, and the repository index,

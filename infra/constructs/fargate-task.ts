@@ -1,7 +1,7 @@
 /**
  * What every Fargate task a state machine starts with `ecs:runTask.sync` needs (the hook runner,
  * the data mover): an ARM64 task definition whose one container is built from
- * `functions/fargate-task.Dockerfile` with TASK=<name> (read-only root, logs kept a month); the
+ * `functions/common/fargate-task.Dockerfile` with TASK=<name> (read-only root, logs kept a month); the
  * state machine's right to run exactly that task definition in exactly that
  * cluster, stop and describe its tasks, pass its two roles and keep the managed rule through
  * which Step Functions learns a task stopped; and the `${<Prefix>…}` placeholder values of its
@@ -54,7 +54,7 @@ export function arm64TaskDefinition(
   taskDefinition.addContainer(options.name, {
     image: ContainerImage.fromAsset(ROOT, {
       // One image recipe for every task, its entry point chosen by the build argument.
-      file: 'functions/fargate-task.Dockerfile',
+      file: 'functions/common/fargate-task.Dockerfile',
       buildArgs: { TASK: options.name },
       platform: Platform.LINUX_ARM64,
       // Only what the image is built from; the rest of the repository never reaches the asset.

@@ -1,5 +1,5 @@
 /**
- * The hook runner: a Fargate task (ARM64, functions/fargate-task.Dockerfile) that the backup state
+ * The hook runner: a Fargate task (ARM64, functions/common/fargate-task.Dockerfile) that the backup state
  * machine starts with `ecs:runTask.sync` for each ItemBlock whose hooks may outlast a Lambda.
  * Its role may read and write the backup bucket, use its key, describe the clusters and, through
  * an EKS access entry with the hook-exec Kubernetes group, exec into pods (RBAC in the cluster

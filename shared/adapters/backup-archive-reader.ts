@@ -8,8 +8,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
-import { type ArchiveEntry, hostileName, parseEntryName } from '../domain/archive-entry.js';
 import { HostileArchive } from '../domain/errors.js';
+import { type ArchiveEntry, hostileName, parseEntryName } from '../domain/storage/archive-entry.js';
 
 export interface ArchiveLimits {
   /** Largest single entry. */

@@ -23,8 +23,8 @@ import {
   type Volume,
   type VolumeType,
 } from '@aws-sdk/client-ec2';
-import { restoredVolumeTags, type Tag } from '../domain/ebs-volume.js';
 import { CloudRequestRefused, RetryableError } from '../domain/errors.js';
+import { restoredVolumeTags, type Tag } from '../domain/volumes/ebs-volume.js';
 import type {
   SnapshotProgress,
   SnapshotState,

@@ -6,8 +6,8 @@
  */
 import { Agent, request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type ApiResource, apiVersionOf } from '../domain/api-resources.js';
 import { LifeboatError, ListExpired, ResourceGone, RetryableError } from '../domain/errors.js';
+import { type ApiResource, apiVersionOf } from '../domain/kubernetes/api-resources.js';
 import type {
   Cluster,
   ClusterWriter,

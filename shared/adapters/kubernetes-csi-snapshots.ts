@@ -3,11 +3,12 @@
  * adapter's LIST, create, read, merge patch and delete (so retries and credentials are the cluster's).
  * A cluster that does not serve the snapshot API has no classes; nothing here waits.
  */
-import type { ApiResource } from '../domain/api-resources.js';
-import type { SnapshotClassFacts } from '../domain/csi-snapshot-class.js';
+
 import { ResourceGone } from '../domain/errors.js';
-import { parseQuantity } from '../domain/quantity.js';
-import type { VolumeSnapshotContentLook, VolumeSnapshotLook } from '../domain/volume-operations.js';
+import type { ApiResource } from '../domain/kubernetes/api-resources.js';
+import { parseQuantity } from '../domain/kubernetes/quantity.js';
+import type { SnapshotClassFacts } from '../domain/volumes/csi-snapshot-class.js';
+import type { VolumeSnapshotContentLook, VolumeSnapshotLook } from '../domain/volumes/operations.js';
 import type { Cluster, ClusterWriter } from '../ports/cluster.js';
 import type { CsiSnapshots } from '../ports/csi-snapshots.js';
 

@@ -4,9 +4,9 @@
  * problem by its field path; it never throws on bad input.
  */
 import { z } from 'zod';
-import { type BackupPlan, DEFAULT_TTL_MS } from '../domain/backup-plan.js';
-import { parseDuration } from '../domain/duration.js';
+import { type BackupPlan, DEFAULT_TTL_MS } from '../domain/backup/plan.js';
 import type { FieldProblem } from '../domain/errors.js';
+import { parseDuration } from '../domain/kubernetes/duration.js';
 import {
   dnsSubdomain,
   duration,

@@ -2,7 +2,7 @@
  * The data mover's job and what it reports (docs/data-mover.md). A job arrives as JSON in the
  * container's `LIFEBOAT_DATA_MOVER_JOB` variable (the state machine's container override) or in a
  * file named by `--job-file`; the progress document, the block-backup checkpoint and the cancel
- * marker live in the store's working data under the job's id (storage-keys: dataMoverWorkKeys).
+ * marker live in the store's working data under the job's id (storage/keys.ts: dataMoverWorkKeys).
  * Every problem of a job is reported by its field path. Never: a secret in a job (keys are named,
  * never given), or a job that reaches outside its repository and its source or target.
  */

@@ -3,8 +3,8 @@
  * selectors, and the validation of names.
  */
 import { z } from 'zod';
-import { parseDuration } from '../domain/duration.js';
 import type { FieldProblem } from '../domain/errors.js';
+import { parseDuration } from '../domain/kubernetes/duration.js';
 
 /** DNS-1123 subdomain, the rule for most object names (and for backup names, used in keys). */
 export const dnsSubdomain = z

@@ -7,8 +7,8 @@
  * hook; it never throws. See docs/recipes.md.
  */
 import { z } from 'zod';
-import { parseDuration } from '../domain/duration.js';
-import { type LabelSelector, parseSelector } from '../domain/label-selector.js';
+import { parseDuration } from '../domain/kubernetes/duration.js';
+import { type LabelSelector, parseSelector } from '../domain/kubernetes/label-selector.js';
 import { type ConfigMapData, decodeYaml, onlyDataEntry } from './configmap-document.js';
 import { dnsSubdomain, labelSelector, names, type ValidationResult } from './kubernetes.js';
 

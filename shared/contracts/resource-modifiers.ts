@@ -17,7 +17,7 @@ import {
   nameRegex,
   type ResourceModifierRule,
   type ResourceModifiers,
-} from '../domain/resource-modifiers.js';
+} from '../domain/restore/resource-modifiers.js';
 import { labelSelector, problemsOf, type ValidationResult } from './kubernetes.js';
 import { YAML_1_1 } from './yaml-options.js';
 

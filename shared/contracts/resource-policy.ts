@@ -13,7 +13,7 @@ import {
   parseCapacityRange,
   type ResourcePolicy,
   SUPPORTED_VOLUME_TYPES,
-} from '../domain/volume-conditions.js';
+} from '../domain/volumes/conditions.js';
 import { type ConfigMapData, decodeYaml, onlyDataEntry } from './configmap-document.js';
 import type { ValidationResult } from './kubernetes.js';
 

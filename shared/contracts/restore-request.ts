@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
-import { NON_RESTORABLE } from '../domain/restore-order.js';
+import { NON_RESTORABLE } from '../domain/restore/order.js';
 import {
   dnsSubdomain,
   duration,

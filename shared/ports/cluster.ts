@@ -2,7 +2,7 @@
  * The Kubernetes cluster as a backup reads it: version, discovery and paginated LIST.
  * Implemented over the real API with @kubernetes/client-node (kubeconfig or EKS token).
  */
-import type { ApiResource } from '../domain/api-resources.js';
+import type { ApiResource } from '../domain/kubernetes/api-resources.js';
 
 export interface ServerVersion {
   readonly gitVersion: string;

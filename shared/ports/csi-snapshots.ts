@@ -6,8 +6,8 @@
  * the snapshot handle. Implemented over the cluster by
  * adapters/kubernetes-csi-snapshots.
  */
-import type { SnapshotClassFacts } from '../domain/csi-snapshot-class.js';
-import type { VolumeSnapshotContentLook, VolumeSnapshotLook } from '../domain/volume-operations.js';
+import type { SnapshotClassFacts } from '../domain/volumes/csi-snapshot-class.js';
+import type { VolumeSnapshotContentLook, VolumeSnapshotLook } from '../domain/volumes/operations.js';
 
 export interface CsiSnapshots {
   /** Every VolumeSnapshotClass; undefined when the cluster does not serve the snapshot API. */

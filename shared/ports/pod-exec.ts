@@ -3,7 +3,7 @@
  * apiserver's `exec` subresource, never on a node. Implemented over WebSocket by
  * shared/adapters/kubernetes-pod-exec.ts.
  */
-import type { CommandResult } from '../domain/hook-plan.js';
+import type { CommandResult } from '../domain/hooks/plan.js';
 
 export interface PodExecRequest {
   readonly namespace: string;

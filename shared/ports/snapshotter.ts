@@ -4,7 +4,7 @@
  * Implemented over EC2 by adapters/ebs-snapshotter. Failures surface as RetryableError (throttling,
  * 5xx, network) or CloudRequestRefused (repeating will not help).
  */
-import type { Tag } from '../domain/ebs-volume.js';
+import type { Tag } from '../domain/volumes/ebs-volume.js';
 
 export interface VolumeDescription {
   readonly volumeId: string;

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { runLocalBackup } from '../../cli/local/backup-runtime.js';
 import { clusterFromKubeconfig } from '../../shared/adapters/kubernetes-cluster.js';
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
-import { collectionOrder } from '../../shared/domain/api-resources.js';
-import { shouldInclude } from '../../shared/domain/includes-excludes.js';
+import { collectionOrder } from '../../shared/domain/kubernetes/api-resources.js';
+import { shouldInclude } from '../../shared/domain/kubernetes/includes-excludes.js';
 import { cpuSecondsOf } from './proc.js';
 
 const [mode, kubeconfig, arg] = process.argv.slice(2);

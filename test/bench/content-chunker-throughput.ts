@@ -4,7 +4,7 @@
  * ratios, and the chunk sizes found. `npx tsx test/bench/content-chunker-throughput.ts [MiB]`.
  */
 import { createHash, randomFillSync } from 'node:crypto';
-import { ContentChunker, FILE_CHUNKING } from '../../shared/domain/content-chunker.js';
+import { ContentChunker, FILE_CHUNKING } from '../../shared/domain/files/content-chunker.js';
 
 const mib = Number(process.argv[2] ?? 512);
 const piece = 1024 * 1024;

@@ -34,7 +34,7 @@ import { snapshotBlocksFor } from '../../shared/adapters/ebs-snapshot-blocks.js'
 import { LocalKeyWrapper } from '../../shared/adapters/local-key-wrapper.js';
 import { openRepository } from '../../shared/adapters/repository/open-repository.js';
 import { S3ObjectStore } from '../../shared/adapters/s3-object-store.js';
-import { repositoryKeys } from '../../shared/domain/storage-keys.js';
+import { repositoryKeys } from '../../shared/domain/storage/keys.js';
 import { EBS_BLOCK_SIZE } from '../../shared/ports/snapshot-blocks.js';
 import { ensureTools } from '../env/ensure-tools.js';
 import { startMoto } from '../env/moto.js';

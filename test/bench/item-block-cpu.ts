@@ -21,8 +21,8 @@ import {
   parseItemBlockMessage,
   wireBlock,
 } from '../../shared/contracts/item-block-wire.js';
-import { type LogEvent, logTextOf } from '../../shared/domain/backup-log.js';
-import { entryNames } from '../../shared/domain/tarball-layout.js';
+import { type LogEvent, logTextOf } from '../../shared/domain/storage/log.js';
+import { entryNames } from '../../shared/domain/storage/tarball-layout.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
 const items = Number(process.argv[2] ?? 14_000);

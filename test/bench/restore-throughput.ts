@@ -16,9 +16,9 @@ import { runLocalRestore } from '../../cli/local/restore-runtime.js';
 import { readBackupArchive } from '../../shared/adapters/backup-archive-reader.js';
 import { clusterFromKubeconfig } from '../../shared/adapters/kubernetes-cluster.js';
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
-import { prepareForRestore } from '../../shared/domain/restore-item.js';
-import { restorePhases } from '../../shared/domain/restore-order.js';
-import { backupKeys } from '../../shared/domain/storage-keys.js';
+import { prepareForRestore } from '../../shared/domain/restore/item.js';
+import { restorePhases } from '../../shared/domain/restore/order.js';
+import { backupKeys } from '../../shared/domain/storage/keys.js';
 import { type ClusterInfo, startCluster, stopCluster } from '../env/cluster.js';
 import { ensureTools } from '../env/ensure-tools.js';
 

@@ -13,7 +13,7 @@ import {
   repositoryFormatSchema,
 } from '../../contracts/repository.js';
 import { AlreadyExists, RepositoryFormatUnsupported, RepositoryObjectCorrupt } from '../../domain/errors.js';
-import { repositoryKeys } from '../../domain/storage-keys.js';
+import { repositoryKeys } from '../../domain/storage/keys.js';
 import type { KeyWrapper } from '../../ports/key-wrapper.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { RepositoryCrypto } from './repository-crypto.js';

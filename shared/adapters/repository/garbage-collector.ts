@@ -10,9 +10,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type CondemnedRecord, writerLeaseSchema } from '../../contracts/repository.js';
-import { parseBlockMapChunk } from '../../domain/block-map.js';
 import { ValidationFailed } from '../../domain/errors.js';
-import { fileTreeChildren } from '../../domain/file-tree.js';
+import { fileTreeChildren } from '../../domain/files/tree.js';
+import { parseBlockMapChunk } from '../../domain/repository/block-map.js';
 import {
   BlobMarks,
   DEFAULT_REPACK_DEAD_FRACTION,
@@ -21,9 +21,9 @@ import {
   packsToCondemn,
   packsToRepack,
   planSweep,
-} from '../../domain/repository-gc.js';
-import { mergeSegments, segmentOfPacks } from '../../domain/repository-index.js';
-import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
+} from '../../domain/repository/gc.js';
+import { mergeSegments, segmentOfPacks } from '../../domain/repository/index-view.js';
+import { repositoryKeyId, repositoryKeys } from '../../domain/storage/keys.js';
 import type { BlobId, GcReport, SnapshotManifest } from '../../ports/repository.js';
 import { mapBounded } from './bounded.js';
 import { readJson } from './json-object.js';
@@ -34,7 +34,7 @@ import { SEAL_OVERHEAD } from './repository-crypto.js';
 import { type RepositorySession, readCondemnedRecords } from './repository-session.js';
 
 /**
- * File mode's tree format, owned by file mode (shared/domain/file-tree.ts, fileTreeChildren): the
+ * File mode's tree format, owned by file mode (shared/domain/files/tree.ts, fileTreeChildren): the
  * blobs one tree blob names, `nested` ones of the same format (read and followed) and `data`.
  */
 export type TreeReferences = (tree: Uint8Array) => {

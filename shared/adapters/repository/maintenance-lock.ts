@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { type MaintenanceLock, maintenanceLockSchema } from '../../contracts/repository.js';
 import { AlreadyExists, RepositoryBusy } from '../../domain/errors.js';
-import { repositoryKeys } from '../../domain/storage-keys.js';
+import { repositoryKeys } from '../../domain/storage/keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { readJson } from './json-object.js';

@@ -9,8 +9,8 @@
  * (file mode puts every blob of a run through its writer).
  */
 import type { CondemnedRecord } from '../../contracts/repository.js';
-import { parseBlockMapChunk } from '../../domain/block-map.js';
 import { BlobMissing, RepositoryBusy } from '../../domain/errors.js';
+import { parseBlockMapChunk } from '../../domain/repository/block-map.js';
 import type { BlobId, SnapshotManifest } from '../../ports/repository.js';
 import { mapBounded } from './bounded.js';
 import { type RepositorySession, readCondemnedRecords } from './repository-session.js';

@@ -13,8 +13,8 @@ import {
   SnapshotManifestMissing,
   ValidationFailed,
 } from '../../domain/errors.js';
-import type { BlobLocation } from '../../domain/repository-index.js';
-import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
+import type { BlobLocation } from '../../domain/repository/index-view.js';
+import { repositoryKeyId, repositoryKeys } from '../../domain/storage/keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { KeyWrapper } from '../../ports/key-wrapper.js';
 import type { ObjectStore } from '../../ports/object-store.js';

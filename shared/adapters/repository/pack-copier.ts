@@ -14,9 +14,9 @@ import {
   mergeSegments,
   type PackInfo,
   segmentOfPacks,
-} from '../../domain/repository-index.js';
-import type { PackEntry } from '../../domain/repository-pack.js';
-import { repositoryKeys } from '../../domain/storage-keys.js';
+} from '../../domain/repository/index-view.js';
+import type { PackEntry } from '../../domain/repository/pack.js';
+import { repositoryKeys } from '../../domain/storage/keys.js';
 import { assemblePack, type SealedRecord } from './pack-io.js';
 import type { RepositorySession } from './repository-session.js';
 import { WriterLeaseHandle } from './writer-lease.js';

@@ -4,8 +4,8 @@
  * records opened and checked — the AEAD tag, then the id recomputed from the plaintext.
  */
 import { BlobCorrupt, RepositoryObjectCorrupt } from '../../domain/errors.js';
-import { concatBytes, fromHex } from '../../domain/repository-bytes.js';
-import type { PackInfo } from '../../domain/repository-index.js';
+import { concatBytes, fromHex } from '../../domain/repository/bytes.js';
+import type { PackInfo } from '../../domain/repository/index-view.js';
 import {
   decodePackHeader,
   decodePackPrefix,
@@ -15,8 +15,8 @@ import {
   PACK_PREFIX_BYTES,
   type PackEntry,
   type PackRecord,
-} from '../../domain/repository-pack.js';
-import { repositoryKeys } from '../../domain/storage-keys.js';
+} from '../../domain/repository/pack.js';
+import { repositoryKeys } from '../../domain/storage/keys.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import {
   compressBlob,

@@ -8,10 +8,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LifeboatError } from '../../domain/errors.js';
-import type { PackInfo } from '../../domain/repository-index.js';
-import { segmentOfPacks } from '../../domain/repository-index.js';
-import type { PackEntry } from '../../domain/repository-pack.js';
-import { repositoryKeys } from '../../domain/storage-keys.js';
+import type { PackInfo } from '../../domain/repository/index-view.js';
+import { segmentOfPacks } from '../../domain/repository/index-view.js';
+import type { PackEntry } from '../../domain/repository/pack.js';
+import { repositoryKeys } from '../../domain/storage/keys.js';
 import type { BlobWrite, RepositoryWriter, WriteStats } from '../../ports/repository.js';
 import { assemblePack, type SealedRecord, sealRecord } from './pack-io.js';
 import type { RepositorySession } from './repository-session.js';

@@ -12,15 +12,15 @@
 import { randomBytes } from 'node:crypto';
 import { type RepackRecord, repackRecordSchema } from '../../contracts/repository.js';
 import { BlobCorrupt } from '../../domain/errors.js';
-import type { BlobMarks, RepackPlan } from '../../domain/repository-gc.js';
+import type { BlobMarks, RepackPlan } from '../../domain/repository/gc.js';
 import {
   EMPTY_SEGMENT,
   type IndexSegment,
   mergeSegments,
   segmentOfPacks,
-} from '../../domain/repository-index.js';
-import type { PackEntry } from '../../domain/repository-pack.js';
-import { repositoryKeys } from '../../domain/storage-keys.js';
+} from '../../domain/repository/index-view.js';
+import type { PackEntry } from '../../domain/repository/pack.js';
+import { repositoryKeys } from '../../domain/storage/keys.js';
 import { mapBounded } from './bounded.js';
 import { readJson } from './json-object.js';
 import { PackCopier } from './pack-copier.js';

@@ -10,7 +10,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { constants, deflateRaw, deflateRawSync, inflateRaw } from 'node:zlib';
-import { asciiBytes } from '../../domain/repository-bytes.js';
+import { asciiBytes } from '../../domain/repository/bytes.js';
 
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;

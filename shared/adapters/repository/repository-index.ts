@@ -17,8 +17,8 @@ import {
   type IndexSegment,
   IndexView,
   segmentOfPacks,
-} from '../../domain/repository-index.js';
-import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
+} from '../../domain/repository/index-view.js';
+import { repositoryKeyId, repositoryKeys } from '../../domain/storage/keys.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { mapBounded } from './bounded.js';
 import { readPackHeader } from './pack-io.js';

@@ -5,7 +5,7 @@
  * them (never deduplicated against, never named by a manifest).
  */
 import { type CondemnedRecord, condemnedRecordSchema } from '../../contracts/repository.js';
-import { repositoryKeys } from '../../domain/storage-keys.js';
+import { repositoryKeys } from '../../domain/storage/keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { mapBounded } from './bounded.js';

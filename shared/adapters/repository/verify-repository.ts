@@ -5,9 +5,9 @@
  * in flight.
  */
 import { BlobCorrupt } from '../../domain/errors.js';
-import { type BlobLocation, locationsOf } from '../../domain/repository-index.js';
-import { decodePackHeader, decodePackPrefix, PACK_PREFIX_BYTES } from '../../domain/repository-pack.js';
-import { repositoryKeyId, repositoryKeys } from '../../domain/storage-keys.js';
+import { type BlobLocation, locationsOf } from '../../domain/repository/index-view.js';
+import { decodePackHeader, decodePackPrefix, PACK_PREFIX_BYTES } from '../../domain/repository/pack.js';
+import { repositoryKeyId, repositoryKeys } from '../../domain/storage/keys.js';
 import type { VerifyReport } from '../../ports/repository.js';
 import { mapBounded } from './bounded.js';
 import { openRecord } from './pack-io.js';

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { WriterLease } from '../../contracts/repository.js';
 import { RepositoryLeaseLost } from '../../domain/errors.js';
-import { repositoryKeys } from '../../domain/storage-keys.js';
+import { repositoryKeys } from '../../domain/storage/keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 

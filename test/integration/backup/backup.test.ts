@@ -3,7 +3,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../../shared/adapters/s3-object-store.js';
-import { backupKeys } from '../../../shared/domain/storage-keys.js';
+import { backupKeys } from '../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { installSampleApp, type SampleApp } from '../../fixtures/sample-app.js';
 import { itemsIn, readArchive } from '../support/archive.js';

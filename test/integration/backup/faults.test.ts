@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseItemBlockMessage } from '../../../shared/contracts/item-block-wire.js';
-import { backupKeys } from '../../../shared/domain/storage-keys.js';
+import { backupKeys } from '../../../shared/domain/storage/keys.js';
 import { installSampleApp, type SampleApp } from '../../fixtures/sample-app.js';
 import { readArchive } from '../support/archive.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../../shared/adapters/local-state-machine.js';
-import { backupKeys } from '../../../shared/domain/storage-keys.js';
+import { backupKeys } from '../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { itemsIn, readArchive } from '../support/archive.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';

@@ -12,7 +12,7 @@ import { S3ObjectStore } from '../../../shared/adapters/s3-object-store.js';
 import { SqsWorkQueue } from '../../../shared/adapters/sqs-work-queue.js';
 import type { ItemBlockMessage } from '../../../shared/contracts/backup-run.js';
 import { itemBlockMessageBody } from '../../../shared/contracts/item-block-wire.js';
-import { backupWorkKeys } from '../../../shared/domain/storage-keys.js';
+import { backupWorkKeys } from '../../../shared/domain/storage/keys.js';
 import { awsConfig, testEnv, uniqueName } from '../support/env.js';
 
 type SqsHandler = (

@@ -11,7 +11,7 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import type { ExecutionEvent } from '../../../shared/adapters/local-state-machine.js';
-import { backupKeys } from '../../../shared/domain/storage-keys.js';
+import { backupKeys } from '../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { itemsIn, readArchive } from '../support/archive.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';

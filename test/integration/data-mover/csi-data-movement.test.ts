@@ -12,9 +12,9 @@ import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
 import { KubernetesCluster } from '../../../shared/adapters/kubernetes-cluster.js';
 import type { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
 import type { RepositoryLocation } from '../../../shared/contracts/data-mover-job.js';
-import type { BackupDocument } from '../../../shared/domain/backup-document.js';
-import { backupKeys, repositoryKeys } from '../../../shared/domain/storage-keys.js';
-import type { BackupVolumeInfo } from '../../../shared/domain/volume-info.js';
+import type { BackupDocument } from '../../../shared/domain/storage/backup-document.js';
+import { backupKeys, repositoryKeys } from '../../../shared/domain/storage/keys.js';
+import type { BackupVolumeInfo } from '../../../shared/domain/volumes/info.js';
 import { installCsiSnapshotApi } from '../../fixtures/volume-snapshot-class-crd.js';
 import { backup, backupRequest } from '../backup/support.js';
 import {

@@ -35,8 +35,8 @@ import {
   type DataMoverProgress,
   dataMoverProgress,
 } from '../../../shared/contracts/data-mover-job.js';
-import { parseBlockMapChunk } from '../../../shared/domain/block-map.js';
-import { dataMoverWorkKeys, repositoryKeyId, repositoryKeys } from '../../../shared/domain/storage-keys.js';
+import { parseBlockMapChunk } from '../../../shared/domain/repository/block-map.js';
+import { dataMoverWorkKeys, repositoryKeyId, repositoryKeys } from '../../../shared/domain/storage/keys.js';
 import { EBS_BLOCK_SIZE } from '../../../shared/ports/snapshot-blocks.js';
 import { awsConfig, testEnv, uniqueName } from '../support/env.js';
 import {

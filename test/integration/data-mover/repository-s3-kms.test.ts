@@ -12,7 +12,7 @@ import { KmsKeyWrapper } from '../../../shared/adapters/kms-key-wrapper.js';
 import { openRepository } from '../../../shared/adapters/repository/open-repository.js';
 import { S3ObjectStore } from '../../../shared/adapters/s3-object-store.js';
 import { CloudRequestRefused } from '../../../shared/domain/errors.js';
-import { repositoryKeys } from '../../../shared/domain/storage-keys.js';
+import { repositoryKeys } from '../../../shared/domain/storage/keys.js';
 import { awsConfig, uniqueName } from '../support/env.js';
 
 const KiB = 1024;

@@ -5,8 +5,8 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubernetesPodExec, PodExecRefused } from '../../../shared/adapters/kubernetes-pod-exec.js';
-import { planBlockHooks, runPodHooks } from '../../../shared/domain/hook-plan.js';
-import { hookPodOf } from '../../../shared/domain/hooks.js';
+import { hookPodOf } from '../../../shared/domain/hooks/backup.js';
+import { planBlockHooks, runPodHooks } from '../../../shared/domain/hooks/plan.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runLocalRestore } from '../../../cli/local/restore-runtime.js';
 import { KubernetesCluster } from '../../../shared/adapters/kubernetes-cluster.js';
 import { ExecutionFailed } from '../../../shared/adapters/local-state-machine.js';
-import { backupKeys } from '../../../shared/domain/storage-keys.js';
+import { backupKeys } from '../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { tempStore } from '../backup/support.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';

@@ -20,7 +20,7 @@ import {
   ExecutionFailed,
   type JsonValue,
 } from '../../../shared/adapters/local-state-machine.js';
-import { restoreKeys } from '../../../shared/domain/storage-keys.js';
+import { restoreKeys } from '../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { claimOnHostPath, namespaceWithServiceAccount, runningPod, text } from '../backup/hook-pods.js';
 import { backup, backupRequest, tempStore } from '../backup/support.js';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLocalRestore } from '../../../cli/local/restore-runtime.js';
 import { KubernetesCluster } from '../../../shared/adapters/kubernetes-cluster.js';
 import type { JsonValue } from '../../../shared/adapters/local-state-machine.js';
-import { restoreKeys } from '../../../shared/domain/storage-keys.js';
+import { restoreKeys } from '../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { namespaceWithServiceAccount, text } from '../backup/hook-pods.js';
 import { backup, backupRequest, tempStore } from '../backup/support.js';

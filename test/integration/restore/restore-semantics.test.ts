@@ -21,7 +21,7 @@ import { KubernetesCluster } from '../../../shared/adapters/kubernetes-cluster.j
 import type { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
 import { ExecutionFailed } from '../../../shared/adapters/local-state-machine.js';
 import { systemClock } from '../../../shared/adapters/system-clock.js';
-import { restoreKeys, restoreWorkKeys } from '../../../shared/domain/storage-keys.js';
+import { restoreKeys, restoreWorkKeys } from '../../../shared/domain/storage/keys.js';
 import { backup, backupRequest, tempStore } from '../backup/support.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
 import { waitFor } from '../support/wait.js';

@@ -11,7 +11,7 @@ import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
 import { systemClock } from '../../../shared/adapters/system-clock.js';
 import type { PlannedItem, RestoreRun } from '../../../shared/contracts/restore-run.js';
 import type { VolumePlan } from '../../../shared/contracts/restore-volumes.js';
-import { restoreWorkKeys } from '../../../shared/domain/storage-keys.js';
+import { restoreWorkKeys } from '../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { tempStore } from '../backup/support.js';
 import { awsConfig, uniqueName } from '../support/env.js';

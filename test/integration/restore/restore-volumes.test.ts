@@ -12,13 +12,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRestoreOptions, runLocalRestore } from '../../../cli/local/restore-runtime.js';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
 import { KubernetesCluster } from '../../../shared/adapters/kubernetes-cluster.js';
-import { snapshotTags } from '../../../shared/domain/ebs-volume.js';
-import { backupKeys, restoreKeys } from '../../../shared/domain/storage-keys.js';
+import { backupKeys, restoreKeys } from '../../../shared/domain/storage/keys.js';
+import { snapshotTags } from '../../../shared/domain/volumes/ebs-volume.js';
 import {
   type BackupVolumeInfo,
   backupVolumeInfoOf,
   nativeVolumeSnapshotOf,
-} from '../../../shared/domain/volume-info.js';
+} from '../../../shared/domain/volumes/info.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { installVolumeSnapshotCrds } from '../../fixtures/volume-snapshot-crds.js';
 import { tempStore } from '../backup/support.js';

@@ -17,9 +17,9 @@ import {
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
-import type { BackupDocument } from '../../../shared/domain/backup-document.js';
-import { backupKeys } from '../../../shared/domain/storage-keys.js';
-import type { BackupVolumeInfo } from '../../../shared/domain/volume-info.js';
+import type { BackupDocument } from '../../../shared/domain/storage/backup-document.js';
+import { backupKeys } from '../../../shared/domain/storage/keys.js';
+import type { BackupVolumeInfo } from '../../../shared/domain/volumes/info.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { installCsiSnapshotApi } from '../../fixtures/volume-snapshot-class-crd.js';
 import { backup, backupRequest, tempStore } from '../backup/support.js';

@@ -10,8 +10,8 @@ import {
 } from '@aws-sdk/client-ec2';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
-import { snapshotTags } from '../../../shared/domain/ebs-volume.js';
 import { CloudRequestRefused, RetryableError } from '../../../shared/domain/errors.js';
+import { snapshotTags } from '../../../shared/domain/volumes/ebs-volume.js';
 import type { SnapshotProgress } from '../../../shared/ports/snapshotter.js';
 import { awsConfig, uniqueName } from '../support/env.js';
 import { waitFor } from '../support/wait.js';

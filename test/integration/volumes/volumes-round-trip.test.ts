@@ -15,9 +15,9 @@ import { describe, expect, it } from 'vitest';
 import { runLocalRestore } from '../../../cli/local/restore-runtime.js';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
 import { KubernetesCluster } from '../../../shared/adapters/kubernetes-cluster.js';
-import type { BackupDocument } from '../../../shared/domain/backup-document.js';
-import { backupKeys, restoreKeys } from '../../../shared/domain/storage-keys.js';
-import type { BackupVolumeInfo, RestoreVolumeInfo } from '../../../shared/domain/volume-info.js';
+import type { BackupDocument } from '../../../shared/domain/storage/backup-document.js';
+import { backupKeys, restoreKeys } from '../../../shared/domain/storage/keys.js';
+import type { BackupVolumeInfo, RestoreVolumeInfo } from '../../../shared/domain/volumes/info.js';
 import { backup, backupRequest, tempStore } from '../backup/support.js';
 import { awsConfig, uniqueName } from '../support/env.js';
 import {

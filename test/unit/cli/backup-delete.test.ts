@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../cli/main.js';
 import { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
-import { backupKeys } from '../../../shared/domain/storage-keys.js';
+import { backupKeys } from '../../../shared/domain/storage/keys.js';
 
 describe('lifeboat backup delete --local', () => {
   let out: string[];

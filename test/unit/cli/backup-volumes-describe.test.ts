@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { backupRequestFromFlags } from '../../../cli/backup-commands.js';
 import { renderBackupDescribe } from '../../../cli/render/backups.js';
-import { backupDocument } from '../../../shared/domain/backup-document.js';
-import type { BackupVolumeInfo } from '../../../shared/domain/volume-info.js';
-import type { BackupOperation } from '../../../shared/domain/volume-operations.js';
+import { backupDocument } from '../../../shared/domain/storage/backup-document.js';
+import type { BackupVolumeInfo } from '../../../shared/domain/volumes/info.js';
+import type { BackupOperation } from '../../../shared/domain/volumes/operations.js';
 
 const document = backupDocument({
   name: 'nightly',

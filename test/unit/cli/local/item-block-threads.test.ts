@@ -14,7 +14,7 @@ import { LocalTaskCallbacks } from '../../../../shared/adapters/local-task-callb
 import { systemClock } from '../../../../shared/adapters/system-clock.js';
 import type { ItemBlockMessage } from '../../../../shared/contracts/backup-run.js';
 import { itemBlockMessageBody } from '../../../../shared/contracts/item-block-wire.js';
-import { backupWorkKeys } from '../../../../shared/domain/storage-keys.js';
+import { backupWorkKeys } from '../../../../shared/domain/storage/keys.js';
 
 const backup = { name: 'threaded', runId: 'run-1', startedAt: '2026-11-24T01:00:00.000Z' };
 

@@ -11,7 +11,7 @@ import { backupItemBlocks } from '../../../../functions/backup-item-block/backup
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
 import { LocalTaskCallbacks } from '../../../../shared/adapters/local-task-callbacks.js';
 import type { ItemBlockMessage } from '../../../../shared/contracts/backup-run.js';
-import { backupWorkKeys } from '../../../../shared/domain/storage-keys.js';
+import { backupWorkKeys } from '../../../../shared/domain/storage/keys.js';
 import type { PodExec } from '../../../../shared/ports/pod-exec.js';
 
 const backup = { name: 'nightly', runId: 'run-1', startedAt: '2026-01-01T00:00:00.000Z' };

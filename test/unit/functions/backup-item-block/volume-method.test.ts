@@ -13,9 +13,9 @@ import { backUpBlockVolumes } from '../../../../functions/backup-item-block/volu
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
 import type { BlockItem } from '../../../../shared/contracts/backup-run.js';
 import { blockVolumes } from '../../../../shared/contracts/backup-volumes.js';
-import type { SnapshotClassFacts } from '../../../../shared/domain/csi-snapshot-class.js';
-import type { Tag } from '../../../../shared/domain/ebs-volume.js';
-import { backupWorkKeys } from '../../../../shared/domain/storage-keys.js';
+import { backupWorkKeys } from '../../../../shared/domain/storage/keys.js';
+import type { SnapshotClassFacts } from '../../../../shared/domain/volumes/csi-snapshot-class.js';
+import type { Tag } from '../../../../shared/domain/volumes/ebs-volume.js';
 import type { CsiSnapshots } from '../../../../shared/ports/csi-snapshots.js';
 import type { SnapshotProgress, Snapshotter } from '../../../../shared/ports/snapshotter.js';
 

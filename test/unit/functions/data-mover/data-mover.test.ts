@@ -22,8 +22,8 @@ import {
   dataMoverProgress,
 } from '../../../../shared/contracts/data-mover-job.js';
 import { DataMoverCancelled, SnapshotManifestMissing } from '../../../../shared/domain/errors.js';
-import { fileTreeChildren } from '../../../../shared/domain/file-tree.js';
-import { dataMoverWorkKeys, repositoryKeys } from '../../../../shared/domain/storage-keys.js';
+import { fileTreeChildren } from '../../../../shared/domain/files/tree.js';
+import { dataMoverWorkKeys, repositoryKeys } from '../../../../shared/domain/storage/keys.js';
 import type { Clock } from '../../../../shared/ports/clock.js';
 
 const clock: Clock = { now: () => new Date('2026-11-23T12:00:00.000Z') };

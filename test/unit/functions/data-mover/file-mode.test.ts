@@ -40,13 +40,17 @@ import {
   type OpenedRepository,
   openRepository,
 } from '../../../../shared/adapters/repository/open-repository.js';
+import { HostileFileTree } from '../../../../shared/domain/errors.js';
 import {
   type ChunkingParams,
   ContentChunker,
   FILE_CHUNKING,
-} from '../../../../shared/domain/content-chunker.js';
-import { HostileFileTree } from '../../../../shared/domain/errors.js';
-import { encodeTreeBlob, type FileTreeEntry, fileTreeChildren } from '../../../../shared/domain/file-tree.js';
+} from '../../../../shared/domain/files/content-chunker.js';
+import {
+  encodeTreeBlob,
+  type FileTreeEntry,
+  fileTreeChildren,
+} from '../../../../shared/domain/files/tree.js';
 import type { Clock } from '../../../../shared/ports/clock.js';
 import type { SnapshotManifest } from '../../../../shared/ports/repository.js';
 

@@ -16,7 +16,7 @@ import {
   type OpenedRepository,
   openRepository,
 } from '../../../../shared/adapters/repository/open-repository.js';
-import { fileTreeChildren } from '../../../../shared/domain/file-tree.js';
+import { fileTreeChildren } from '../../../../shared/domain/files/tree.js';
 import type { Clock } from '../../../../shared/ports/clock.js';
 import { EBS_BLOCK_SIZE, type SnapshotBlocks } from '../../../../shared/ports/snapshot-blocks.js';
 import { FakeBlocks } from './support.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { deleteBackup } from '../../../../functions/delete-backup/delete-backup.js';
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
 import { BackupInProgress, CloudRequestRefused } from '../../../../shared/domain/errors.js';
-import { backupKeys, repositoryKeys } from '../../../../shared/domain/storage-keys.js';
+import { backupKeys, repositoryKeys } from '../../../../shared/domain/storage/keys.js';
 import type { SnapshotProgress, Snapshotter } from '../../../../shared/ports/snapshotter.js';
 
 /** EC2 as far as deletion uses it: snapshots by tag, deletes (refusing those named in `refuse`). */

@@ -20,7 +20,7 @@ import {
   type RestoreRun,
 } from '../../../../shared/contracts/restore-run.js';
 import { RetryableError } from '../../../../shared/domain/errors.js';
-import { restoreWorkKeys } from '../../../../shared/domain/storage-keys.js';
+import { restoreWorkKeys } from '../../../../shared/domain/storage/keys.js';
 import type { ClusterWriter } from '../../../../shared/ports/cluster.js';
 import type { PodExec, PodExecRequest, PodExecResult } from '../../../../shared/ports/pod-exec.js';
 

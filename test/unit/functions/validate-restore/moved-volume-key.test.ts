@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { validateRestore } from '../../../../functions/validate-restore/validate-restore.js';
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
-import { backupKeys } from '../../../../shared/domain/storage-keys.js';
+import { backupKeys } from '../../../../shared/domain/storage/keys.js';
 
 const clock = { now: () => new Date('2026-11-24T10:00:00Z') };
 

@@ -19,8 +19,8 @@ import { backupRequest } from '../../../../shared/contracts/backup-request.js';
 import type { BackupRun } from '../../../../shared/contracts/backup-run.js';
 import type { BlockVolumes } from '../../../../shared/contracts/backup-volumes.js';
 import { LifeboatError } from '../../../../shared/domain/errors.js';
-import { backupWorkKeys } from '../../../../shared/domain/storage-keys.js';
-import type { VolumeSnapshotLook } from '../../../../shared/domain/volume-operations.js';
+import { backupWorkKeys } from '../../../../shared/domain/storage/keys.js';
+import type { VolumeSnapshotLook } from '../../../../shared/domain/volumes/operations.js';
 import type { CsiSnapshots } from '../../../../shared/ports/csi-snapshots.js';
 
 // One run per test: the workers' settings are cached per run.

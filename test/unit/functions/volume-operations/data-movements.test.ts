@@ -8,7 +8,7 @@ import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory
 import type { BlockVolumes, OperationStatus } from '../../../../shared/contracts/backup-volumes.js';
 import type { DataMoverProgress } from '../../../../shared/contracts/data-mover-job.js';
 import { CloudRequestRefused } from '../../../../shared/domain/errors.js';
-import { backupKeys, dataMoverWorkKeys, repositoryKeys } from '../../../../shared/domain/storage-keys.js';
+import { backupKeys, dataMoverWorkKeys, repositoryKeys } from '../../../../shared/domain/storage/keys.js';
 import type { Snapshotter } from '../../../../shared/ports/snapshotter.js';
 
 const repository = { directory: '/repo', keyFile: '/key' };

@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { type ArchiveItem, readBackupArchive } from '../../../../shared/adapters/backup-archive-reader.js';
 import { tarOf } from '../../../../shared/adapters/tar-archive.js';
 import { HostileArchive } from '../../../../shared/domain/errors.js';
-import { END_OF_ARCHIVE_BYTES, withoutEndOfArchive } from '../../../../shared/domain/tar-fragments.js';
+import {
+  END_OF_ARCHIVE_BYTES,
+  withoutEndOfArchive,
+} from '../../../../shared/domain/storage/tar-fragments.js';
 
 interface Entry {
   name: string;

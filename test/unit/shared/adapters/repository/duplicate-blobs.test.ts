@@ -7,7 +7,7 @@ import {
   COMPACT_AT_INDEX_OBJECTS,
   RepositorySession,
 } from '../../../../../shared/adapters/repository/repository-session.js';
-import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import { repositoryKeys } from '../../../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../../../shared/ports/object-store.js';
 import {
   backupVolume as backup,

@@ -8,8 +8,8 @@ import {
   type ContentPiece,
   encodeContentList,
   encodeTreeBlob,
-} from '../../../../../shared/domain/file-tree.js';
-import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+} from '../../../../../shared/domain/files/tree.js';
+import { repositoryKeys } from '../../../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../../../shared/ports/object-store.js';
 import {
   backupVolume as backup,

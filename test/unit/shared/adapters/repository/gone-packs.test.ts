@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { OpenedRepository } from '../../../../../shared/adapters/repository/open-repository.js';
 import type { PackWriter } from '../../../../../shared/adapters/repository/pack-writer.js';
 import { BlobMissing } from '../../../../../shared/domain/errors.js';
-import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import { repositoryKeys } from '../../../../../shared/domain/storage/keys.js';
 import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
 import {
   blockManifest,

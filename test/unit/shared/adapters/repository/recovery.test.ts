@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { openRepository } from '../../../../../shared/adapters/repository/open-repository.js';
-import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import { repositoryKeys } from '../../../../../shared/domain/storage/keys.js';
 import { digest, KiB, localKey, RecordingStore, tempStore } from './support.js';
 
 async function until(check: () => Promise<boolean>): Promise<void> {

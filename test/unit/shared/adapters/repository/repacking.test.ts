@@ -4,8 +4,8 @@ import {
   openRepository,
 } from '../../../../../shared/adapters/repository/open-repository.js';
 import { ValidationFailed } from '../../../../../shared/domain/errors.js';
-import { PACK_PREFIX_BYTES, packHeaderPlainBytes } from '../../../../../shared/domain/repository-pack.js';
-import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import { PACK_PREFIX_BYTES, packHeaderPlainBytes } from '../../../../../shared/domain/repository/pack.js';
+import { repositoryKeys } from '../../../../../shared/domain/storage/keys.js';
 import type { Clock } from '../../../../../shared/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
 import {

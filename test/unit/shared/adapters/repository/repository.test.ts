@@ -11,7 +11,7 @@ import {
   RepositoryFormatUnsupported,
   RepositoryLeaseLost,
 } from '../../../../../shared/domain/errors.js';
-import { repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import { repositoryKeys } from '../../../../../shared/domain/storage/keys.js';
 import type { Repository } from '../../../../../shared/ports/repository.js';
 import {
   blockManifest,

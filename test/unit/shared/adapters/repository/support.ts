@@ -10,7 +10,7 @@ import {
   openRepository,
 } from '../../../../../shared/adapters/repository/open-repository.js';
 import type { PackWriter } from '../../../../../shared/adapters/repository/pack-writer.js';
-import { repositoryKeyId, repositoryKeys } from '../../../../../shared/domain/storage-keys.js';
+import { repositoryKeyId, repositoryKeys } from '../../../../../shared/domain/storage/keys.js';
 import type { Clock } from '../../../../../shared/ports/clock.js';
 import type { ObjectStore, PutOptions } from '../../../../../shared/ports/object-store.js';
 import type { SnapshotManifest } from '../../../../../shared/ports/repository.js';

@@ -1,0 +1,25 @@
+# The image of a Lifeboat Fargate task (ARM64): functions/<TASK>/main.ts bundled with esbuild, run
+# on Node.js 22 as an unprivileged user. TASK is the task's folder under functions/: hook-runner,
+# or data-mover (block mode needs no file access; a file-mode task that must read or restore every
+# owner's files runs it as root through its task definition's `user`; its job comes in
+# $LIFEBOAT_DATA_MOVER_JOB, docs/data-mover.md). Built from the repository root:
+#   docker build -f functions/common/fargate-task.Dockerfile --build-arg TASK=data-mover .
+FROM public.ecr.aws/docker/library/node:22-alpine AS build
+ARG TASK
+WORKDIR /src
+COPY package.json package-lock.json ./
+# Runtime dependencies only, and the bundler; no install scripts run.
+RUN npm ci --omit=dev --ignore-scripts && npm install --no-save --ignore-scripts esbuild@0.28
+COPY tsconfig.json ./
+COPY shared ./shared
+COPY functions ./functions
+RUN test -n "$TASK" && npx esbuild "functions/$TASK/main.ts" --bundle --platform=node --target=node22 --format=esm \
+      --sourcemap --outfile=/out/main.mjs \
+      --banner:js="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
+
+FROM public.ecr.aws/docker/library/node:22-alpine
+WORKDIR /app
+COPY --from=build /out/ ./
+USER node
+# ECS StopTask sends SIGTERM: node is PID 1 here and handles it (a data mover job ends Cancelled, exit 3).
+ENTRYPOINT ["node", "--enable-source-maps", "main.mjs"]

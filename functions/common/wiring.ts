@@ -1,0 +1,61 @@
+/**
+ * The deployed functions' adapters, created once per Lambda container from the environment.
+ */
+import { awsAdapters } from '../../shared/adapters/aws-adapters.js';
+import type { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
+import { KubernetesCsiSnapshots } from '../../shared/adapters/kubernetes-csi-snapshots.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
+import type { RepositoryLocation } from '../../shared/contracts/data-mover-job.js';
+import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
+import type { PodExec } from '../../shared/ports/pod-exec.js';
+import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import type { WorkQueue } from '../../shared/ports/work-queue.js';
+import { readEnv, requireQueueUrl } from '../../shared/runtime/env.js';
+
+export const env = readEnv();
+const aws = awsAdapters({
+  region: env.AWS_REGION,
+  bucket: env.LIFEBOAT_BUCKET,
+  prefix: env.LIFEBOAT_PREFIX,
+  forcePathStyle: env.LIFEBOAT_S3_FORCE_PATH_STYLE === 'true',
+});
+
+export const clock = systemClock;
+export const store = aws.store;
+export const callbacks = aws.callbacks;
+
+/** EC2 for native snapshots, in the function's region. */
+export function snapshotter(): Snapshotter {
+  return aws.snapshotter();
+}
+
+export function queue(): WorkQueue {
+  return aws.queue(requireQueueUrl(env));
+}
+
+export function clusterNamed(name: string): Promise<KubernetesCluster> {
+  return aws.clusterNamed(name);
+}
+
+export function podExecNamed(name: string): Promise<PodExec> {
+  return aws.podExecNamed(name);
+}
+
+/**
+ * The data mover's repository as its jobs name it: this deployment's bucket and prefix, wrapped
+ * by the repository key; undefined where the stack gave no key (no data mover).
+ */
+export function dataMoverRepository(): RepositoryLocation | undefined {
+  if (!env.LIFEBOAT_REPOSITORY_KEY) return undefined;
+  return {
+    bucket: env.LIFEBOAT_BUCKET,
+    ...(env.LIFEBOAT_PREFIX ? { prefix: env.LIFEBOAT_PREFIX } : {}),
+    region: env.AWS_REGION,
+    kmsKeyId: env.LIFEBOAT_REPOSITORY_KEY,
+  };
+}
+
+/** CSI VolumeSnapshots on a cluster, by its name (through the same EKS access). */
+export async function csiSnapshotsOf(name: string): Promise<CsiSnapshots> {
+  return new KubernetesCsiSnapshots(await aws.clusterNamed(name));
+}
