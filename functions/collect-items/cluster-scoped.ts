@@ -10,7 +10,7 @@ import type { ApiResource } from '../../shared/domain/kubernetes/api-resources.j
 import { groupResource } from '../../shared/domain/kubernetes/api-resources.js';
 import type { ItemRef } from '../../shared/domain/kubernetes/item-ref.js';
 import { excludesRelated, type ResourceFilter } from '../../shared/domain/kubernetes/resource-filter.js';
-import type { CollectItemsDeps } from './collect-items.js';
+import type { CollectItemsDeps } from './deps.js';
 import { listAll, meta } from './list-all.js';
 import type { Note } from './resolve-names.js';
 

@@ -29,28 +29,16 @@ import {
 } from '../../shared/domain/kubernetes/resource-filter.js';
 import { backupWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { LogEvent } from '../../shared/domain/storage/log.js';
-import type { Clock } from '../../shared/ports/clock.js';
-import type { Cluster, ListPage } from '../../shared/ports/cluster.js';
-import type { ObjectStore } from '../../shared/ports/object-store.js';
-import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
-import type { WorkQueue } from '../../shared/ports/work-queue.js';
+import type { ListPage } from '../../shared/ports/cluster.js';
 import { completeIfDone } from '../common/backup-completion.js';
 import { readVolumeSettings } from '../common/volume-settings.js';
 import { emitCrds, emitNamespaces } from './cluster-scoped.js';
+import type { CollectItemsDeps } from './deps.js';
 import { listPages, meta } from './list-all.js';
-import { resolveFilter, resolveOrdered, resolvePolicyLists } from './resolve-names.js';
 
-export interface CollectItemsDeps {
-  readonly cluster: Cluster;
-  readonly store: ObjectStore;
-  readonly queue: WorkQueue;
-  readonly callbacks: TaskCallbacks;
-  readonly clock: Clock;
-  readonly pageSize?: number;
-  /** Largest message body; larger blocks go to the object store (SQS allows 256 KiB). */
-  readonly maxMessageBytes?: number;
-  readonly signal?: AbortSignal;
-}
+export type { CollectItemsDeps } from './deps.js';
+
+import { resolveFilter, resolveOrdered, resolvePolicyLists } from './resolve-names.js';
 
 /** Resources whose items relate to others (ItemBlock rules); held until the end of listing. */
 const RELATED = new Set([

@@ -17,7 +17,8 @@ import { backupKeys } from '../../shared/domain/storage/keys.js';
 import type { LogEvent } from '../../shared/domain/storage/log.js';
 import { movedByLifeboat } from '../../shared/domain/volumes/data-movement.js';
 import type { BackupVolumeInfo } from '../../shared/domain/volumes/info-shapes.js';
-import { planVolumeRestore, type VolumeRestorePlan } from '../../shared/domain/volumes/restore.js';
+import { planVolumeRestore } from '../../shared/domain/volumes/restore.js';
+import type { VolumeRestorePlan } from '../../shared/domain/volumes/restore-plan.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 

@@ -1,12 +1,11 @@
 /**
- * The PVC half of a volume restore (restore-volumes): a PVC re-provisioned, bound to its renamed
+ * The PVC half of a volume restore (volumes/restore.ts): a PVC re-provisioned, bound to its renamed
  * PV, or filled from a pre-provisioned VolumeSnapshot as Velero's CSI PVC restore item action
  * does, with the objects, notes and restore volume info that come with it. Pure.
  */
 
 import { FILE_UPLOADER, movedByLifeboat } from './data-movement.js';
 import type { BackupVolumeInfo } from './info-shapes.js';
-import type { PersistentVolumeAction, VolumeNote, VolumeRestorePlan } from './restore.js';
 import {
   claimFromSnapshot,
   claimOfRenamedVolume,
@@ -15,6 +14,7 @@ import {
   volumeSnapshotContentOf,
   volumeSnapshotOf,
 } from './restore-objects.js';
+import type { PersistentVolumeAction, VolumeNote, VolumeRestorePlan } from './restore-plan.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,14 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BackupVolumeInfo } from '../../../../../shared/domain/volumes/info-shapes.js';
+import { persistentVolumeAction } from '../../../../../shared/domain/volumes/pv-action.js';
+import { planVolumeRestore } from '../../../../../shared/domain/volumes/restore.js';
 import {
-  type PersistentVolumeAction,
-  type PvRestoreFacts,
-  persistentVolumeAction,
-  planVolumeRestore,
   VOLUME_SNAPSHOT_CONTENTS,
   VOLUME_SNAPSHOTS,
-} from '../../../../../shared/domain/volumes/restore.js';
+} from '../../../../../shared/domain/volumes/restore-claims.js';
+import type {
+  PersistentVolumeAction,
+  PvRestoreFacts,
+} from '../../../../../shared/domain/volumes/restore-plan.js';
 
 type Obj = Record<string, unknown>;
 const specOf = (o: Obj | undefined): Obj => (o?.spec ?? {}) as Obj;
