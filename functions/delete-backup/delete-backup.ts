@@ -122,27 +122,30 @@ async function namedData(
   return { snapshots, manifests };
 }
 
-export async function deleteBackup(
-  input: { name: string },
-  deps: DeleteBackupDeps,
-): Promise<DeleteBackupResult> {
-  const { name } = input;
-  const { store, signal } = deps;
-  const withSignal = signal ? { signal } : {};
-  const keys = backupKeys(name);
-  const objects = await store.list(keys.dir, withSignal);
-  const claimed = await store.exists(keys.claim, withSignal);
-  const empty = { snapshotsDeleted: [], manifestsDeleted: [], objectsDeleted: 0, errors: [] };
-  if (objects.length === 0 && !claimed) return { name, found: false, deleted: false, ...empty };
-  // Nothing is deleted under a running backup: it would write its files back, or name deleted data.
-  if (await stillRunning(store, name, claimed, signal)) throw new BackupInProgress(name);
-  await store.put(keys.deletion, JSON.stringify({ name, startedAt: new Date().toISOString() }), {
+/** What one deletion works with: the backup's name and keys, and where to reach its data. */
+interface Deletion {
+  readonly name: string;
+  readonly keys: ReturnType<typeof backupKeys>;
+  readonly deps: DeleteBackupDeps;
+  readonly withSignal: { signal?: AbortSignal };
+}
+
+/** Marks the deletion as started, so an interrupted one is not taken for a running backup. */
+async function markDeletionStarted(deletion: Deletion): Promise<void> {
+  const { name, keys, deps, withSignal } = deletion;
+  await deps.store.put(keys.deletion, JSON.stringify({ name, startedAt: new Date().toISOString() }), {
     contentType: 'application/json',
     ...withSignal,
   });
+}
 
+/** Deletes the backup's EBS snapshots; one that cannot be deleted is an error, the rest go on. */
+async function deleteSnapshots(
+  deletion: Deletion,
+  snapshots: Set<string>,
+): Promise<{ snapshotsDeleted: string[]; errors: string[] }> {
+  const { name, deps, withSignal } = deletion;
   const errors: string[] = [];
-  const { snapshots, manifests } = await namedData(store, name, signal);
   if (deps.snapshotter) {
     // A failed run's snapshots are in no file: found by the tag every backup snapshot carries.
     for (const s of await deps.snapshotter.findSnapshots({
@@ -165,7 +168,13 @@ export async function deleteBackup(
       errors.push(`snapshot ${snapshotId} could not be deleted: ${error.message}`);
     }
   }
+  return { snapshotsDeleted, errors };
+}
 
+/** Deletes the backup's manifests still in the repository: those its files name and those named after it. */
+async function deleteManifests(deletion: Deletion, manifests: Set<string>): Promise<string[]> {
+  const { name, deps, withSignal } = deletion;
+  const { store } = deps;
   const stored = (await store.list(repositoryKeys.snapshotsDir, withSignal)).map(repositoryKeyId);
   for (const id of manifestIdsOfBackup({ manifestIds: stored, backupName: name })) manifests.add(id);
   const present = new Set(stored);
@@ -175,19 +184,51 @@ export async function deleteBackup(
     await store.delete(repositoryKeys.snapshot(id), withSignal);
     manifestsDeleted.push(id);
   }
+  return manifestsDeleted;
+}
 
+/** Deletes `backups/<name>/`, `velero-backup.json` first, then the name's claim; the count of objects deleted. */
+async function deleteBackupObjects(
+  deletion: Deletion,
+  found: { objects: readonly string[]; claimed: boolean },
+): Promise<number> {
+  const { keys, deps, withSignal } = deletion;
+  const { objects } = found;
   let objectsDeleted = 0;
-  if (errors.length === 0) {
-    // velero-backup.json first: from then on the backup is not listed, whatever is left.
-    const ordered = [keys.metadata, ...objects.filter((k) => k !== keys.metadata)];
-    for (const key of ordered) {
-      if (!objects.includes(key)) continue;
-      await store.delete(key, withSignal);
-      objectsDeleted++;
-    }
-    if (claimed) await store.delete(keys.claim, withSignal);
-    await store.delete(keys.deletion, withSignal);
+  // velero-backup.json first: from then on the backup is not listed, whatever is left.
+  const ordered = [keys.metadata, ...objects.filter((k) => k !== keys.metadata)];
+  for (const key of ordered) {
+    if (!objects.includes(key)) continue;
+    await deps.store.delete(key, withSignal);
+    objectsDeleted++;
   }
+  if (found.claimed) await deps.store.delete(keys.claim, withSignal);
+  await deps.store.delete(keys.deletion, withSignal);
+  return objectsDeleted;
+}
+
+export async function deleteBackup(
+  input: { name: string },
+  deps: DeleteBackupDeps,
+): Promise<DeleteBackupResult> {
+  const { name } = input;
+  const { store, signal } = deps;
+  const withSignal = signal ? { signal } : {};
+  const keys = backupKeys(name);
+  const deletion: Deletion = { name, keys, deps, withSignal };
+  const objects = await store.list(keys.dir, withSignal);
+  const claimed = await store.exists(keys.claim, withSignal);
+  const empty = { snapshotsDeleted: [], manifestsDeleted: [], objectsDeleted: 0, errors: [] };
+  if (objects.length === 0 && !claimed) return { name, found: false, deleted: false, ...empty };
+  // Nothing is deleted under a running backup: it would write its files back, or name deleted data.
+  if (await stillRunning(store, name, claimed, signal)) throw new BackupInProgress(name);
+  await markDeletionStarted(deletion);
+
+  const { snapshots, manifests } = await namedData(store, name, signal);
+  const { snapshotsDeleted, errors } = await deleteSnapshots(deletion, snapshots);
+  const manifestsDeleted = await deleteManifests(deletion, manifests);
+  // A snapshot left keeps the backup's objects, so a later run can finish the job.
+  const objectsDeleted = errors.length === 0 ? await deleteBackupObjects(deletion, { objects, claimed }) : 0;
   const hasRepository = await store.exists(repositoryKeys.format, withSignal);
   const gc = deps.collectGarbage && hasRepository ? await deps.collectGarbage() : undefined;
   return {

@@ -10,16 +10,18 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { tarOf } from '../../shared/adapters/tar-archive.js';
-import { backupRequest } from '../../shared/contracts/backup-request.js';
+import { type BackupRequest, backupRequest } from '../../shared/contracts/backup-request.js';
 import {
   type BackupRun,
   type CollectedSummary,
   collectedSummary,
+  type MessageResult,
   messageResult,
 } from '../../shared/contracts/backup-run.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { formatDuration, parseDuration } from '../../shared/domain/kubernetes/duration.js';
 import {
+  type BackupDocument,
   type BackupPhase,
   backupDocument,
   resourceList,
@@ -33,7 +35,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { FAST_GZIP, gunzipFast } from '../common/gzip.js';
 import { putOnce, putStreamOnce } from '../common/write-once.js';
-import { finalizedVolumes } from './volumes.js';
+import { type FinalizedVolumes, finalizedVolumes } from './volumes.js';
 
 const logTextOnly = z.object({ logText: messageResult.shape.logText });
 
@@ -93,15 +95,34 @@ export function storedSpec(
   };
 }
 
-export async function finalizeBackup(
-  input: { run: BackupRun },
+/** What a pass over the messages' results reads. */
+interface ResultsSource {
+  readonly store: ObjectStore;
+  readonly signal: AbortSignal | undefined;
+  /** Only the results of the attempt whose count completed the wait, in order. */
+  readonly resultKeys: readonly string[];
+  /** CollectItems' own log lines, the first of the backup log. */
+  readonly collectLog: readonly LogEvent[];
+}
+
+/** The side-file data the results add up to; each pass over them gathers it afresh. */
+interface ResultsTally {
+  results: Results;
+  levels: { errors: number; warnings: number };
+  listed: MessageResult['items'];
+  hookStatus: { hooksAttempted: number; hooksFailed: number };
+}
+
+/** One pass writing (or, when written already, reading through) the tarball. */
+type TarballPass = ResultsSource & { readonly mtime: Date; readonly tally: ResultsTally };
+
+/** The collection summary, the request and the results a finished backup is made of. */
+async function readWorkingData(
+  run: BackupRun,
   deps: FinalizeBackupDeps,
-): Promise<FinalizedBackup> {
-  const { run } = input;
-  const keys = backupKeys(run.name);
+): Promise<{ request: BackupRequest; collected: CollectedSummary; source: ResultsSource }> {
   const work = backupWorkKeys(run);
   const request = await readRequest(deps.store, run);
-  const mtime = new Date(run.startedAt);
   const collectedRaw = await deps.store.get(work.collected, { signal: deps.signal });
   if (!collectedRaw) throw new LifeboatError(`the collection summary of backup ${run.name} is missing`);
   const collected = collectedSummary.parse(JSON.parse(Buffer.from(collectedRaw).toString('utf8')));
@@ -109,55 +130,184 @@ export async function finalizeBackup(
   const resultKeys = await deps.store.list(`${work.resultsDir}${collected.attempt}-`, {
     signal: deps.signal,
   });
-
   const collectLog = await readCollectLog(deps.store, run);
-  let results: Results = emptyResults;
-  let levels = { errors: 0, warnings: 0 };
-  let listed: { apiVersion: string; kind: string; namespace: string; name: string }[] = [];
-  let hookStatus = { hooksAttempted: 0, hooksFailed: 0 };
+  return { request, collected, source: { store: deps.store, signal: deps.signal, resultKeys, collectLog } };
+}
 
-  // The tarball: the version entry, each message's fragment in order, then the end of the archive.
-  const fragments = async function* (): AsyncGenerator<Uint8Array> {
-    // Each pass gathers the side-file data afresh.
-    results = emptyResults;
-    levels = countLevels(collectLog);
-    listed = [];
-    hookStatus = { hooksAttempted: 0, hooksFailed: 0 };
-    yield gzipSync(
-      withoutEndOfArchive(await tarOf([{ name: VERSION_ENTRY, body: `${FORMAT_VERSION}\n` }], { mtime })),
-      FAST_GZIP,
-    );
-    // Each result and its fragment are read a few messages ahead, in order: the store's round
-    // trips overlap with the upload, and memory stays bounded by the window.
-    const read = async (key: string) => {
-      const raw = await deps.store.get(key, { signal: deps.signal });
-      if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
-      const result = messageResult.parse(JSON.parse((await gunzipFast(raw)).toString('utf8')));
-      if (result.fragmentKey === null) return { result, fragment: undefined };
-      const fragment = await deps.store.get(result.fragmentKey, { signal: deps.signal });
-      if (!fragment)
-        throw new LifeboatError(`the fragment ${result.fragmentKey} disappeared from the working data`);
-      return { result, fragment };
+/** One message's result, checked whole, and its tar fragment when it has one. */
+async function readMessage(
+  source: ResultsSource,
+  key: string,
+): Promise<{ result: MessageResult; fragment: Uint8Array | undefined }> {
+  const raw = await source.store.get(key, { signal: source.signal });
+  if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
+  const result = messageResult.parse(JSON.parse((await gunzipFast(raw)).toString('utf8')));
+  if (result.fragmentKey === null) return { result, fragment: undefined };
+  const fragment = await source.store.get(result.fragmentKey, { signal: source.signal });
+  if (!fragment)
+    throw new LifeboatError(`the fragment ${result.fragmentKey} disappeared from the working data`);
+  return { result, fragment };
+}
+
+/**
+ * The tarball: the version entry, each message's fragment in order, then the end of the archive;
+ * on the way, the results are added up into `tally`.
+ */
+async function* tarballFragments(pass: TarballPass): AsyncGenerator<Uint8Array> {
+  const { tally } = pass;
+  // Each pass gathers the side-file data afresh.
+  tally.results = emptyResults;
+  tally.levels = countLevels(pass.collectLog);
+  tally.listed = [];
+  tally.hookStatus = { hooksAttempted: 0, hooksFailed: 0 };
+  yield gzipSync(
+    withoutEndOfArchive(
+      await tarOf([{ name: VERSION_ENTRY, body: `${FORMAT_VERSION}\n` }], { mtime: pass.mtime }),
+    ),
+    FAST_GZIP,
+  );
+  // Each result and its fragment are read a few messages ahead, in order: the store's round
+  // trips overlap with the upload, and memory stays bounded by the window.
+  const read = (key: string) => readMessage(pass, key);
+  for await (const { result, fragment } of readAhead(pass.resultKeys, read)) {
+    tally.results = mergeResults(tally.results, { errors: result.errors, warnings: result.warnings });
+    const counted = result.logLevels;
+    tally.levels = {
+      errors: tally.levels.errors + counted.errors,
+      warnings: tally.levels.warnings + counted.warnings,
     };
-    for await (const { result, fragment } of readAhead(resultKeys, read)) {
-      results = mergeResults(results, { errors: result.errors, warnings: result.warnings });
-      const counted = result.logLevels;
-      levels = { errors: levels.errors + counted.errors, warnings: levels.warnings + counted.warnings };
-      listed.push(...result.items);
-      hookStatus = {
-        hooksAttempted: hookStatus.hooksAttempted + (result.hooks?.attempted ?? 0),
-        hooksFailed: hookStatus.hooksFailed + (result.hooks?.failed ?? 0),
-      };
-      if (fragment) yield fragment;
-    }
-    yield gzipSync(Buffer.alloc(END_OF_ARCHIVE_BYTES), FAST_GZIP);
-  };
-  if (!(await putStreamOnce(deps.store, keys.contents, fragments(), { contentType: 'application/gzip' }))) {
+    tally.listed.push(...result.items);
+    tally.hookStatus = {
+      hooksAttempted: tally.hookStatus.hooksAttempted + (result.hooks?.attempted ?? 0),
+      hooksFailed: tally.hookStatus.hooksFailed + (result.hooks?.failed ?? 0),
+    };
+    if (fragment) yield fragment;
+  }
+  yield gzipSync(Buffer.alloc(END_OF_ARCHIVE_BYTES), FAST_GZIP);
+}
+
+/** Writes the tarball once; either way `tally` ends up holding what the results add up to. */
+async function writeTarball(key: string, pass: TarballPass): Promise<void> {
+  if (!(await putStreamOnce(pass.store, key, tarballFragments(pass), { contentType: 'application/gzip' }))) {
     // Written by an earlier attempt of this step: gather the side-file data without rewriting it.
-    for await (const _ of fragments()) {
-      // drained for its side effects on results, levels and listed
+    for await (const _ of tarballFragments(pass)) {
+      // drained for its side effects on the tally
     }
   }
+}
+
+function logLinesOf(events: readonly LogEvent[]): string {
+  return events.map((e) => `${formatLogLine(e)}\n`).join('');
+}
+
+/** The backup log's text: CollectItems' lines, each message's in order, then `tail`. */
+async function* logTexts(source: ResultsSource, tail: readonly LogEvent[]): AsyncGenerator<string> {
+  yield logLinesOf(source.collectLog);
+  const logTextOf = async (key: string): Promise<string> => {
+    const raw = await source.store.get(key, { signal: source.signal });
+    if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
+    // The first pass checked each result whole; this one needs only its log text.
+    return logTextOnly.parse(JSON.parse((await gunzipFast(raw)).toString('utf8'))).logText;
+  };
+  for await (const text of readAhead(source.resultKeys, logTextOf)) yield text;
+  yield logLinesOf(tail);
+}
+
+/** The backup log, gzipped: streamed in a second pass over the results, never held whole. */
+async function* backupLog(source: ResultsSource, tail: readonly LogEvent[]): AsyncGenerator<Uint8Array> {
+  const gzip = createGzip(FAST_GZIP);
+  const piped = pipeline(Readable.from(logTexts(source, tail)), gzip);
+  // Observed at once, so a failing source is never an unhandled rejection.
+  let failure: unknown;
+  piped.catch((error: unknown) => {
+    failure = error;
+  });
+  try {
+    for await (const chunk of gzip) yield chunk as Uint8Array;
+  } finally {
+    gzip.destroy();
+  }
+  await piped.catch(() => undefined);
+  if (failure) throw failure;
+}
+
+const asJson = { contentType: 'application/json' };
+const gzippedJson = (value: unknown): Buffer => gzipSync(JSON.stringify(value), FAST_GZIP);
+
+/** The side files after the log: results, resource list, item operations and the volume files. */
+async function writeSideFiles(options: {
+  store: ObjectStore;
+  keys: ReturnType<typeof backupKeys>;
+  tally: ResultsTally;
+  volumes: FinalizedVolumes;
+}): Promise<void> {
+  const { store, keys, tally, volumes } = options;
+  await putOnce(store, keys.results, gzippedJson(tally.results), asJson);
+  await putOnce(store, keys.resourceList, gzippedJson(resourceList(tally.listed)), asJson);
+  await putOnce(store, keys.itemOperations, gzippedJson(volumes.operations), asJson);
+  await putOnce(store, keys.volumeInfo, gzippedJson(volumes.volumeInfos), asJson);
+  await putOnce(store, keys.volumeSnapshots, gzippedJson(volumes.nativeSnapshots), asJson);
+  await putOnce(store, keys.podVolumeBackups, gzippedJson([]), asJson);
+}
+
+/** How the backup ended: its phase, and the larger of the counts its log and its results give. */
+interface Verdict {
+  readonly phase: BackupPhase;
+  readonly errors: number;
+  readonly warnings: number;
+}
+
+function verdictOf(tally: ResultsTally): Verdict {
+  const errors = Math.max(tally.levels.errors, countOf(tally.results.errors));
+  const warnings = Math.max(tally.levels.warnings, countOf(tally.results.warnings));
+  return { phase: errors > 0 ? 'PartiallyFailed' : 'Completed', errors, warnings };
+}
+
+/** `velero-backup.json`: the request's Backup with the status the run ended in. */
+function finishedDocument(options: {
+  run: BackupRun;
+  request: BackupRequest;
+  collected: CollectedSummary;
+  completedAt: Date;
+  verdict: Verdict;
+  tally: ResultsTally;
+  volumes: FinalizedVolumes;
+}): BackupDocument {
+  const { run, request, tally, verdict } = options;
+  const metadata = request.backup.metadata;
+  const annotations = { ...(metadata.annotations ?? {}), ...sourceClusterAnnotations(options.collected) };
+  return backupDocument({
+    name: run.name,
+    labels: { ...(metadata.labels ?? {}), 'velero.io/storage-location': 'default' },
+    ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+    spec: storedSpec(request.backup.spec as Record<string, unknown>),
+    startedAt: new Date(run.startedAt),
+    completedAt: options.completedAt,
+    expiration: new Date(run.expiration),
+    phase: verdict.phase,
+    totalItems: tally.listed.length,
+    itemsBackedUp: tally.listed.length,
+    errors: verdict.errors,
+    warnings: verdict.warnings,
+    hookStatus: tally.hookStatus,
+    volumeCounters: options.volumes.counters,
+  });
+}
+
+export async function finalizeBackup(
+  input: { run: BackupRun },
+  deps: FinalizeBackupDeps,
+): Promise<FinalizedBackup> {
+  const { run } = input;
+  const keys = backupKeys(run.name);
+  const { request, collected, source } = await readWorkingData(run, deps);
+  const tally: ResultsTally = {
+    results: emptyResults,
+    levels: { errors: 0, warnings: 0 },
+    listed: [],
+    hookStatus: { hooksAttempted: 0, hooksFailed: 0 },
+  };
+  await writeTarball(keys.contents, { ...source, mtime: new Date(run.startedAt), tally });
   const volumes = await finalizedVolumes({
     run,
     store: deps.store,
@@ -165,81 +315,28 @@ export async function finalizeBackup(
     now: deps.clock.now(),
     ...(deps.signal ? { signal: deps.signal } : {}),
   });
-  results = mergeResults(results, volumes.results);
+  tally.results = mergeResults(tally.results, volumes.results);
   const volumeLevels = countLevels(volumes.log);
-  levels = { errors: levels.errors + volumeLevels.errors, warnings: levels.warnings + volumeLevels.warnings };
+  tally.levels = {
+    errors: tally.levels.errors + volumeLevels.errors,
+    warnings: tally.levels.warnings + volumeLevels.warnings,
+  };
 
-  const errors = Math.max(levels.errors, countOf(results.errors));
-  const warnings = Math.max(levels.warnings, countOf(results.warnings));
-  const phase: BackupPhase = errors > 0 ? 'PartiallyFailed' : 'Completed';
+  const verdict = verdictOf(tally);
   const completedAt = deps.clock.now();
   const last: LogEvent = {
     time: completedAt.toISOString(),
     level: 'info',
-    msg: `Backup ${phase}`,
-    fields: { backup: run.name, items: listed.length },
+    msg: `Backup ${verdict.phase}`,
+    fields: { backup: run.name, items: tally.listed.length },
   };
-  // The log is streamed in a second pass over the results, never held whole.
-  const logLines = async function* (): AsyncGenerator<Uint8Array> {
-    const gzip = createGzip(FAST_GZIP);
-    const lines = (events: readonly LogEvent[]): string =>
-      events.map((e) => `${formatLogLine(e)}\n`).join('');
-    const source = async function* (): AsyncGenerator<string> {
-      yield lines(collectLog);
-      const logTextOf = async (key: string): Promise<string> => {
-        const raw = await deps.store.get(key, { signal: deps.signal });
-        if (!raw) throw new LifeboatError(`the result ${key} disappeared from the working data`);
-        // The first pass checked each result whole; this one needs only its log text.
-        return logTextOnly.parse(JSON.parse((await gunzipFast(raw)).toString('utf8'))).logText;
-      };
-      for await (const text of readAhead(resultKeys, logTextOf)) yield text;
-      yield lines([...volumes.log, last]);
-    };
-    const piped = pipeline(Readable.from(source()), gzip);
-    // Observed at once, so a failing source is never an unhandled rejection.
-    let failure: unknown;
-    piped.catch((error: unknown) => {
-      failure = error;
-    });
-    try {
-      for await (const chunk of gzip) yield chunk as Uint8Array;
-    } finally {
-      gzip.destroy();
-    }
-    await piped.catch(() => undefined);
-    if (failure) throw failure;
-  };
-
-  const json = { contentType: 'application/json' };
-  const gz = (value: unknown): Buffer => gzipSync(JSON.stringify(value), FAST_GZIP);
-  await putStreamOnce(deps.store, keys.logs, logLines(), { contentType: 'application/gzip' });
-  await putOnce(deps.store, keys.results, gz(results), json);
-  await putOnce(deps.store, keys.resourceList, gz(resourceList(listed)), json);
-  await putOnce(deps.store, keys.itemOperations, gz(volumes.operations), json);
-  await putOnce(deps.store, keys.volumeInfo, gz(volumes.volumeInfos), json);
-  await putOnce(deps.store, keys.volumeSnapshots, gz(volumes.nativeSnapshots), json);
-  await putOnce(deps.store, keys.podVolumeBackups, gz([]), json);
-
-  const metadata = request.backup.metadata;
-  const annotations = { ...(metadata.annotations ?? {}), ...sourceClusterAnnotations(collected) };
-  const document = backupDocument({
-    name: run.name,
-    labels: { ...(metadata.labels ?? {}), 'velero.io/storage-location': 'default' },
-    ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
-    spec: storedSpec(request.backup.spec as Record<string, unknown>),
-    startedAt: new Date(run.startedAt),
-    completedAt,
-    expiration: new Date(run.expiration),
-    phase,
-    totalItems: listed.length,
-    itemsBackedUp: listed.length,
-    errors,
-    warnings,
-    hookStatus,
-    volumeCounters: volumes.counters,
-  });
-  await putOnce(deps.store, keys.metadata, JSON.stringify(document, null, 2), json);
-  return { name: run.name, phase, items: listed.length, errors, warnings };
+  const log = backupLog(source, [...volumes.log, last]);
+  await putStreamOnce(deps.store, keys.logs, log, { contentType: 'application/gzip' });
+  await writeSideFiles({ store: deps.store, keys, tally, volumes });
+  const document = finishedDocument({ run, request, collected, completedAt, verdict, tally, volumes });
+  await putOnce(deps.store, keys.metadata, JSON.stringify(document, null, 2), asJson);
+  const { phase, errors, warnings } = verdict;
+  return { name: run.name, phase, items: tally.listed.length, errors, warnings };
 }
 
 /** Velero's backup controller records the source cluster's version on the Backup. */

@@ -8,7 +8,12 @@
  * Reads only the working data; writes nothing itself.
  */
 import type { BackupRun } from '../../shared/contracts/backup-run.js';
-import type { OperationStatus } from '../../shared/contracts/backup-volumes.js';
+import type {
+  BlockVolumes,
+  DataMovement,
+  OperationStatus,
+  VolumeOperationsProgress,
+} from '../../shared/contracts/backup-volumes.js';
 import type { LogEvent } from '../../shared/domain/storage/log.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
 import { type BackupVolumeResults, backupVolumeResults } from '../../shared/domain/volumes/backup-results.js';
@@ -20,14 +25,22 @@ export interface FinalizedVolumes extends BackupVolumeResults {
   readonly log: LogEvent[];
 }
 
-export async function finalizedVolumes(options: {
+/** The volume lines of the backup log and the results they add, gathered in the order they are written. */
+interface VolumeReport {
+  readonly backupName: string;
+  /** The time of the lines that have none of their own: when the backup finalized. */
+  readonly time: string;
+  readonly log: LogEvent[];
+  results: Results;
+}
+
+/** The blocks' volume records, and what VolumeOperations recorded if it was for the same attempt. */
+async function readAttemptVolumes(options: {
   run: BackupRun;
   store: ObjectStore;
-  /** The CollectItems attempt whose results make the backup. */
   attempt: string;
-  now: Date;
   signal?: AbortSignal;
-}): Promise<FinalizedVolumes> {
+}): Promise<{ blocks: BlockVolumes[]; progress: VolumeOperationsProgress | undefined }> {
   const { run, store, signal } = options;
   const blocks = await readBlockVolumes({
     run,
@@ -36,62 +49,61 @@ export async function finalizedVolumes(options: {
     ...(signal ? { signal } : {}),
   });
   const progress = await readVolumeProgress({ run, store, ...(signal ? { signal } : {}) });
-  const statuses = new Map<string, OperationStatus>(
-    progress?.attempt === options.attempt
-      ? progress.operations.map((e) => [e.operation.operationId, e.status] as const)
-      : [],
-  );
-  const movements = progress?.attempt === options.attempt ? (progress.movements ?? []) : [];
-  const volumes = backupVolumeResults({
-    backupName: run.name,
-    // Lifeboat backups have no Kubernetes UID; the execution's id is unique to this backup run.
-    backupUID: run.runId,
-    location: 'default',
-    blocks,
-    statuses,
-    movements: new Map(movements.map((m) => [m.key, m])),
-  });
-  const time = options.now.toISOString();
-  const log: LogEvent[] = [];
-  let results: Results = emptyResults;
+  return { blocks, progress: progress?.attempt === options.attempt ? progress : undefined };
+}
+
+/** An error for every volume that failed, a warning for every record naming no PVC or PV of the backup. */
+function reportFailures(report: VolumeReport, volumes: BackupVolumeResults): void {
+  const { time, backupName } = report;
   for (const failure of volumes.failures) {
-    results = mergeResults(results, { errors: resultOf(failure), warnings: {} });
-    log.push({ time, level: 'error', msg: failure.message, fields: { backup: run.name } });
+    report.results = mergeResults(report.results, { errors: resultOf(failure), warnings: {} });
+    report.log.push({ time, level: 'error', msg: failure.message, fields: { backup: backupName } });
   }
   for (const h of volumes.unmatched) {
     const msg = `volume record for ${h.pvcName ? `PVC ${h.pvcNamespace}/${h.pvcName}` : `PV ${h.pvName}`} names no PVC or PV of the backup`;
-    results = mergeResults(results, { errors: {}, warnings: resultOf({ scope: 'velero', message: msg }) });
-    log.push({ time, level: 'warning', msg, fields: { backup: run.name } });
+    report.results = mergeResults(report.results, {
+      errors: {},
+      warnings: resultOf({ scope: 'velero', message: msg }),
+    });
+    report.log.push({ time, level: 'warning', msg, fields: { backup: backupName } });
   }
-  // What VolumeOperations did with the CSI snapshots' VolumeSnapshots once all had settled.
-  for (const { operation, cleanup } of progress?.attempt === options.attempt ? progress.operations : []) {
+}
+
+/** What VolumeOperations did with the CSI snapshots' VolumeSnapshots once all had settled. */
+function reportCsiCleanUps(report: VolumeReport, operations: VolumeOperationsProgress['operations']): void {
+  for (const { operation, cleanup } of operations) {
     if (!cleanup) continue;
-    log.push({
+    report.log.push({
       time: cleanup.time,
       level: cleanup.level,
       msg: cleanup.message,
       fields: {
-        backup: run.name,
+        backup: report.backupName,
         namespace: operation.resource.Namespace,
         volumeSnapshot: operation.resource.Name,
       },
     });
     if (cleanup.level === 'warning') {
       const scope = { namespace: operation.resource.Namespace };
-      results = mergeResults(results, {
+      report.results = mergeResults(report.results, {
         errors: {},
         warnings: resultOf({ scope, message: cleanup.message }),
       });
     }
   }
+}
+
+/** A line for each completed data movement, and its note (a warning when its old base was kept). */
+function reportMovements(report: VolumeReport, movements: readonly DataMovement[]): void {
+  const { time, backupName } = report;
   for (const m of movements) {
     if (m.state === 'Completed')
-      log.push({
+      report.log.push({
         time: m.updated ?? time,
         level: 'info',
         msg: `Moved ${m.mode === 'block' ? `snapshot ${m.retainedSnapshot ?? ''}` : 'the files'} into the repository as manifest ${m.manifestId}`,
         fields: {
-          backup: run.name,
+          backup: backupName,
           operation: m.jobId,
           incremental: m.incremental ?? false,
           ...(m.parentManifestId ? { parent: m.parentManifestId } : {}),
@@ -100,31 +112,69 @@ export async function finalizedVolumes(options: {
         },
       });
     if (!m.note) continue;
-    log.push({
+    report.log.push({
       time: m.updated ?? time,
       level: m.note.level,
       msg: m.note.message,
-      fields: { backup: run.name },
+      fields: { backup: backupName },
     });
     if (m.note.level === 'warning')
-      results = mergeResults(results, {
+      report.results = mergeResults(report.results, {
         errors: {},
         warnings: resultOf({ scope: 'velero', message: m.note.message }),
       });
   }
+}
+
+/** The closing line: how many volumes, and how many snapshots of each kind completed. */
+function reportVolumeSummary(report: VolumeReport, volumes: BackupVolumeResults): void {
   const c = volumes.counters;
   if (c.backupItemOperationsAttempted > 0 || volumes.volumeInfos.length > 0) {
-    log.push({
-      time,
+    report.log.push({
+      time: report.time,
       level: 'info',
       msg: 'Volumes backed up',
       fields: {
-        backup: run.name,
+        backup: report.backupName,
         volumes: volumes.volumeInfos.length,
         nativeSnapshots: `${c.volumeSnapshotsCompleted}/${c.volumeSnapshotsAttempted}`,
         csiSnapshots: `${c.csiVolumeSnapshotsCompleted}/${c.csiVolumeSnapshotsAttempted}`,
       },
     });
   }
-  return { ...volumes, results, log };
+}
+
+export async function finalizedVolumes(options: {
+  run: BackupRun;
+  store: ObjectStore;
+  /** The CollectItems attempt whose results make the backup. */
+  attempt: string;
+  now: Date;
+  signal?: AbortSignal;
+}): Promise<FinalizedVolumes> {
+  const { run } = options;
+  // `progress` is undefined when VolumeOperations last ran for another attempt.
+  const { blocks, progress } = await readAttemptVolumes(options);
+  const operations = progress ? progress.operations : [];
+  const movements = progress ? (progress.movements ?? []) : [];
+  const volumes = backupVolumeResults({
+    backupName: run.name,
+    // Lifeboat backups have no Kubernetes UID; the execution's id is unique to this backup run.
+    backupUID: run.runId,
+    location: 'default',
+    blocks,
+    statuses: new Map<string, OperationStatus>(operations.map((e) => [e.operation.operationId, e.status])),
+    movements: new Map(movements.map((m) => [m.key, m])),
+  });
+  const report: VolumeReport = {
+    backupName: run.name,
+    time: options.now.toISOString(),
+    log: [],
+    results: emptyResults,
+  };
+  reportFailures(report, volumes);
+  reportCsiCleanUps(report, operations);
+  reportMovements(report, movements);
+  reportVolumeSummary(report, volumes);
+  return { ...volumes, results: report.results, log: report.log };
 }

@@ -13,7 +13,12 @@
  * Never fails the backup: a movement that cannot start or fails is a failed volume.
  */
 import { gunzipSync } from 'node:zlib';
-import type { BlockVolumes, DataMovement, OperationStatus } from '../../shared/contracts/backup-volumes.js';
+import type {
+  BlockVolumes,
+  DataMovement,
+  HandledVolumeRecord,
+  OperationStatus,
+} from '../../shared/contracts/backup-volumes.js';
 import {
   type DataMoverJob,
   type DataMoverProgress,
@@ -202,6 +207,71 @@ async function dropBase(options: {
   }
 }
 
+/** A waiting movement whose job can be made: its volume record, snapshot (block mode) and repository. */
+interface ReadyToMove {
+  readonly record: HandledVolumeRecord;
+  readonly source: { snapshotId: string } | undefined;
+  readonly access: DataMoverAccess;
+}
+
+/** Where a waiting movement stands this call: its snapshot still running, unable to move, or ready. */
+type Readiness = { readonly waiting: true } | { readonly refused: string } | ReadyToMove;
+
+function readinessOf(options: {
+  movement: DataMovement;
+  record: HandledVolumeRecord | undefined;
+  statuses: ReadonlyMap<string, OperationStatus>;
+  dataMover: DataMoverAccess | undefined;
+}): Readiness {
+  const { movement: m, record: h } = options;
+  if (!h) return { refused: 'its volume record is gone from the working data' };
+  let source: { snapshotId: string } | undefined;
+  if (m.mode === 'block') {
+    const status = h.operation ? options.statuses.get(h.operation.operationId) : undefined;
+    if (!h.operation || !status || (status.phase !== 'Completed' && status.phase !== 'Failed'))
+      return { waiting: true };
+    const toMove = snapshotToMove({ operation: h.operation, status });
+    if ('refused' in toMove) return { refused: `its data cannot be moved: ${toMove.refused}` };
+    source = toMove;
+  }
+  const access = options.dataMover;
+  if (!access) return { refused: NO_DATA_MOVER };
+  return { record: h, source, access };
+}
+
+/** The job of a movement ready to move: a block-backup of its snapshot, or a file-backup of its files. */
+function jobOf(options: {
+  movement: DataMovement;
+  ready: ReadyToMove;
+  backupName: string;
+  parentManifestId: string | undefined;
+}): DataMoverJob {
+  const { movement: m, parentManifestId } = options;
+  const { record: h, source, access } = options.ready;
+  const tags = {
+    backup: options.backupName,
+    ...(h.pvcName ? { pvcNamespace: h.pvcNamespace ?? '', pvcName: h.pvcName } : {}),
+  };
+  const common = { jobId: m.jobId, manifestId: m.jobId, repository: access.repository, tags };
+  const volumeId = h.decision.action === 'snapshot' ? h.decision.ebsVolumeId : undefined;
+  return source
+    ? {
+        kind: 'block-backup',
+        ...common,
+        source: {
+          snapshotId: source.snapshotId,
+          ...(volumeId ? { volumeId } : {}),
+          ...(access.region ? { region: access.region } : {}),
+          ...(parentManifestId ? { parentManifestId } : {}),
+        },
+      }
+    : {
+        kind: 'file-backup',
+        ...common,
+        source: { path: h.files?.path ?? '', ...(parentManifestId ? { parentManifestId } : {}) },
+      };
+}
+
 /**
  * One call's work on the movements: settles those the state machine reports it ran, makes the
  * jobs of those whose snapshot completed (or that read files), fails those that cannot move,
@@ -233,31 +303,18 @@ export async function advanceMovements(options: {
     );
     return parentManifestOf({ manifestIds, own });
   };
-  const fail = (m: DataMovement, error: string): void => {
-    Object.assign(m, { state: 'Failed', updated: at, error });
-  };
 
   for (const m of movements) {
     if (m.state !== 'Waiting') continue;
-    const h = records.get(m.key);
-    if (!h) {
-      fail(m, 'its volume record is gone from the working data');
-      continue;
-    }
-    let source: { snapshotId: string } | undefined;
-    if (m.mode === 'block') {
-      const status = h.operation ? options.statuses.get(h.operation.operationId) : undefined;
-      if (!h.operation || !status || (status.phase !== 'Completed' && status.phase !== 'Failed')) continue;
-      const toMove = snapshotToMove({ operation: h.operation, status });
-      if ('refused' in toMove) {
-        fail(m, `its data cannot be moved: ${toMove.refused}`);
-        continue;
-      }
-      source = toMove;
-    }
-    const access = options.dataMover;
-    if (!access) {
-      fail(m, NO_DATA_MOVER);
+    const readiness = readinessOf({
+      movement: m,
+      record: records.get(m.key),
+      statuses: options.statuses,
+      dataMover: options.dataMover,
+    });
+    if ('waiting' in readiness) continue;
+    if ('refused' in readiness) {
+      Object.assign(m, { state: 'Failed', updated: at, error: readiness.refused });
       continue;
     }
     const parentManifestId = await parentOf(m.jobId);
@@ -265,28 +322,7 @@ export async function advanceMovements(options: {
       parentManifestId && m.mode === 'block'
         ? await retainedSnapshotOf({ store, manifestId: parentManifestId, ...(signal ? { signal } : {}) })
         : undefined;
-    const tags = {
-      backup: options.backup.name,
-      ...(h.pvcName ? { pvcNamespace: h.pvcNamespace ?? '', pvcName: h.pvcName } : {}),
-    };
-    const common = { jobId: m.jobId, manifestId: m.jobId, repository: access.repository, tags };
-    const volumeId = h.decision.action === 'snapshot' ? h.decision.ebsVolumeId : undefined;
-    const job: DataMoverJob = source
-      ? {
-          kind: 'block-backup',
-          ...common,
-          source: {
-            snapshotId: source.snapshotId,
-            ...(volumeId ? { volumeId } : {}),
-            ...(access.region ? { region: access.region } : {}),
-            ...(parentManifestId ? { parentManifestId } : {}),
-          },
-        }
-      : {
-          kind: 'file-backup',
-          ...common,
-          source: { path: h.files?.path ?? '', ...(parentManifestId ? { parentManifestId } : {}) },
-        };
+    const job = jobOf({ movement: m, ready: readiness, backupName: options.backup.name, parentManifestId });
     Object.assign(m, {
       state: 'Ready',
       updated: at,

@@ -17,10 +17,12 @@ import { type BackupRun, collectedSummary } from '../../shared/contracts/backup-
 import {
   type BlockVolumes,
   blockVolumes,
+  type DataMovement,
   type OperationStatus,
   type VolumeOperation,
   type VolumeOperationsOutcome,
   type VolumeOperationsProgress,
+  type VolumeSettings,
   volumeOperationsProgress,
 } from '../../shared/contracts/backup-volumes.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
@@ -156,91 +158,108 @@ async function cleanUpCsiSnapshots(options: {
   }
 }
 
-export async function volumeOperations(
-  input: { run: BackupRun; moved?: readonly { jobId: string; error?: string }[] },
-  deps: VolumeOperationsDeps,
-): Promise<VolumeOperationsOutcome> {
-  const { run } = input;
-  const { store, signal } = deps;
-  const work = backupWorkKeys(run);
-  const attempt = await attemptOf(store, run, signal);
-  let progress = await readVolumeProgress({ run, store, ...(signal ? { signal } : {}) });
-  const now = deps.clock.now();
-  let blocks: BlockVolumes[] | undefined;
-  const blocksOf = async (): Promise<BlockVolumes[]> => {
-    blocks ??= await readBlockVolumes({ run, store, attempt, ...(signal ? { signal } : {}) });
-    return blocks;
+/** The operations of an attempt's first call: gathered from the blocks' volume records, each just started. */
+function firstProgress(options: {
+  attempt: string;
+  blocks: BlockVolumes[];
+  backupName: string;
+  now: Date;
+}): VolumeOperationsProgress {
+  const { blocks, now } = options;
+  const operations = blocks.flatMap((b) => b.handled.flatMap((h) => (h.operation ? [h.operation] : [])));
+  return {
+    attempt: options.attempt,
+    polls: 0,
+    operations: operations.map((operation) => ({ operation, status: startedStatus(operation) })),
+    movements: gatherMovements({ blocks, backupName: options.backupName, now }),
   };
-  if (!progress || progress.attempt !== attempt) {
-    const blocks = await blocksOf();
-    const operations = blocks.flatMap((b) => b.handled.flatMap((h) => (h.operation ? [h.operation] : [])));
-    progress = {
-      attempt,
-      polls: 0,
-      operations: operations.map((operation) => ({ operation, status: startedStatus(operation) })),
-      movements: gatherMovements({ blocks, backupName: run.name, now }),
+}
+
+/** What every look of one call shares. */
+interface LookContext {
+  readonly deps: VolumeOperationsDeps;
+  readonly settings: VolumeSettings;
+  readonly csiOf: () => Promise<CsiSnapshots | undefined>;
+  readonly now: Date;
+}
+
+/** An EBS snapshot's status, from DescribeSnapshots. */
+async function lookAtEbsSnapshot(
+  context: LookContext,
+  entry: { operation: VolumeOperation; previous: OperationStatus },
+): Promise<OperationStatus> {
+  const { operation, previous } = entry;
+  const { snapshotter, signal } = context.deps;
+  if (!snapshotter)
+    return {
+      ...previous,
+      phase: 'Failed',
+      error: 'no EBS snapshotter is configured to follow the snapshot',
     };
+  const seen = await snapshotter.snapshotProgress(operation.operationId, signal ? { signal } : {});
+  return ebsOperationStatus({
+    operation,
+    previous,
+    look: {
+      state: seen.state,
+      ...(seen.percent === undefined ? {} : { percent: seen.percent }),
+      ...(seen.stateMessage ? { stateMessage: seen.stateMessage } : {}),
+      ...(seen.startTime ? { startTime: seen.startTime } : {}),
+    },
+    now: context.now,
+    timeoutMs: context.settings.itemOperationTimeoutSeconds * 1000,
+  });
+}
+
+/** A CSI snapshot's status, from its VolumeSnapshot and bound content; the content is set to Retain. */
+async function lookAtCsiSnapshot(
+  context: LookContext,
+  entry: { operation: VolumeOperation; previous: OperationStatus },
+): Promise<OperationStatus> {
+  const { operation, previous } = entry;
+  const { signal } = context.deps;
+  const api = await context.csiOf();
+  if (!api)
+    return { ...previous, phase: 'Failed', error: 'no access to the cluster to follow the CSI snapshot' };
+  const ref = {
+    namespace: operation.resource.Namespace,
+    name: operation.resource.Name,
+    ...(signal ? { signal } : {}),
+  };
+  const snapshot = await api.readVolumeSnapshot(ref);
+  const contentName = snapshot.boundContentName;
+  let content = contentName
+    ? await api.readVolumeSnapshotContent({ name: contentName, ...(signal ? { signal } : {}) })
+    : undefined;
+  if (contentName && content && content.deletionPolicy !== 'Retain') {
+    // Velero keeps the snapshot for the backup's lifetime, whatever the class says.
+    await api.retainContent({ name: contentName, ...(signal ? { signal } : {}) });
+    content = { ...content, deletionPolicy: 'Retain' };
   }
-  const settings = await readVolumeSettings({ run, store, ...(signal ? { signal } : {}) });
-  let csi: CsiSnapshots | undefined;
-  const csiOf = async (): Promise<CsiSnapshots | undefined> => {
-    if (!csi && deps.csiFor && settings.cluster) csi = await deps.csiFor(settings.cluster);
-    return csi;
-  };
-  const look = async (operation: VolumeOperation, previous: OperationStatus): Promise<OperationStatus> => {
-    if (operation.method === 'native') {
-      if (!deps.snapshotter)
-        return {
-          ...previous,
-          phase: 'Failed',
-          error: 'no EBS snapshotter is configured to follow the snapshot',
-        };
-      const seen = await deps.snapshotter.snapshotProgress(operation.operationId, signal ? { signal } : {});
-      return ebsOperationStatus({
-        operation,
-        previous,
-        look: {
-          state: seen.state,
-          ...(seen.percent === undefined ? {} : { percent: seen.percent }),
-          ...(seen.stateMessage ? { stateMessage: seen.stateMessage } : {}),
-          ...(seen.startTime ? { startTime: seen.startTime } : {}),
-        },
-        now,
-        timeoutMs: settings.itemOperationTimeoutSeconds * 1000,
-      });
-    }
-    const api = await csiOf();
-    if (!api)
-      return { ...previous, phase: 'Failed', error: 'no access to the cluster to follow the CSI snapshot' };
-    const ref = {
-      namespace: operation.resource.Namespace,
-      name: operation.resource.Name,
-      ...(signal ? { signal } : {}),
-    };
-    const snapshot = await api.readVolumeSnapshot(ref);
-    const contentName = snapshot.boundContentName;
-    let content = contentName
-      ? await api.readVolumeSnapshotContent({ name: contentName, ...(signal ? { signal } : {}) })
-      : undefined;
-    if (contentName && content && content.deletionPolicy !== 'Retain') {
-      // Velero keeps the snapshot for the backup's lifetime, whatever the class says.
-      await api.retainContent({ name: contentName, ...(signal ? { signal } : {}) });
-      content = { ...content, deletionPolicy: 'Retain' };
-    }
-    return csiOperationStatus({
-      operation,
-      previous,
-      snapshot,
-      ...(content ? { content } : {}),
-      now,
-      timeoutMs: settings.csiSnapshotTimeoutSeconds * 1000,
-    });
-  };
-  const entries = progress.operations;
+  return csiOperationStatus({
+    operation,
+    previous,
+    snapshot,
+    ...(content ? { content } : {}),
+    now: context.now,
+    timeoutMs: context.settings.csiSnapshotTimeoutSeconds * 1000,
+  });
+}
+
+/** One look at each operation not settled yet, a few at once; each entry's status is updated in place. */
+async function lookAtPending(
+  context: LookContext,
+  entries: VolumeOperationsProgress['operations'],
+): Promise<void> {
+  const { now } = context;
   const pending = entries.filter((e) => !isSettled(e.status));
-  await eachLimited(pending, deps.concurrency ?? 8, async (entry) => {
+  await eachLimited(pending, context.deps.concurrency ?? 8, async (entry) => {
     try {
-      entry.status = await look(entry.operation, entry.status);
+      const look = { operation: entry.operation, previous: entry.status };
+      entry.status =
+        entry.operation.method === 'native'
+          ? await lookAtEbsSnapshot(context, look)
+          : await lookAtCsiSnapshot(context, look);
     } catch (error) {
       // A transient failure leaves the operation as it was: the next look tries again, and the
       // timeout still bounds it. A refusal settles it as failed.
@@ -249,6 +268,66 @@ export async function volumeOperations(
       entry.status = { ...entry.status, phase: 'Failed', error: error.message, updated: now.toISOString() };
     }
   });
+}
+
+/** Where the operations and movements stand after this call, and how long to wait before the next. */
+function outcomeOf(options: {
+  entries: VolumeOperationsProgress['operations'];
+  movements: readonly DataMovement[];
+  moveJobs: VolumeOperationsOutcome['moveJobs'];
+  now: Date;
+  pollSeconds: number;
+}): VolumeOperationsOutcome {
+  const { entries, movements, now } = options;
+  const settled = entries.filter((e) => isSettled(e.status));
+  const stillPending = entries.filter((e) => !isSettled(e.status));
+  const moving = movements.filter((m) => m.state === 'Waiting' || m.state === 'Ready');
+  const oldest = Math.min(
+    ...stillPending.map((e) => new Date(e.operation.createdAt).getTime()),
+    now.getTime(),
+  );
+  return {
+    done: stillPending.length === 0 && moving.length === 0,
+    total: entries.length + movements.length,
+    completed:
+      settled.filter((e) => e.status.phase === 'Completed').length +
+      movements.filter((m) => m.state === 'Completed').length,
+    failed:
+      settled.filter((e) => e.status.phase === 'Failed').length +
+      movements.filter((m) => m.state === 'Failed').length,
+    pending: stillPending.length + moving.length,
+    waitSeconds: nextPollSeconds({ waitedMs: now.getTime() - oldest, base: options.pollSeconds }),
+    moveJobs: options.moveJobs,
+  };
+}
+
+export async function volumeOperations(
+  input: { run: BackupRun; moved?: readonly { jobId: string; error?: string }[] },
+  deps: VolumeOperationsDeps,
+): Promise<VolumeOperationsOutcome> {
+  const { run } = input;
+  const { store, signal } = deps;
+  const work = backupWorkKeys(run);
+  const attempt = await attemptOf(store, run, signal);
+  const recorded = await readVolumeProgress({ run, store, ...(signal ? { signal } : {}) });
+  const now = deps.clock.now();
+  let blocks: BlockVolumes[] | undefined;
+  const blocksOf = async (): Promise<BlockVolumes[]> => {
+    blocks ??= await readBlockVolumes({ run, store, attempt, ...(signal ? { signal } : {}) });
+    return blocks;
+  };
+  let progress =
+    recorded && recorded.attempt === attempt
+      ? recorded
+      : firstProgress({ attempt, blocks: await blocksOf(), backupName: run.name, now });
+  const settings = await readVolumeSettings({ run, store, ...(signal ? { signal } : {}) });
+  let csi: CsiSnapshots | undefined;
+  const csiOf = async (): Promise<CsiSnapshots | undefined> => {
+    if (!csi && deps.csiFor && settings.cluster) csi = await deps.csiFor(settings.cluster);
+    return csi;
+  };
+  const entries = progress.operations;
+  await lookAtPending({ deps, settings, csiOf, now }, entries);
   if (entries.every((e) => isSettled(e.status))) await cleanUpCsiSnapshots({ entries, csiOf, now, signal });
   const movements = progress.movements ?? [];
   const moveJobs = await advanceMovements({
@@ -269,24 +348,5 @@ export async function volumeOperations(
     contentType: 'application/json',
     ...(signal ? { signal } : {}),
   });
-  const settled = entries.filter((e) => isSettled(e.status));
-  const stillPending = entries.filter((e) => !isSettled(e.status));
-  const moving = movements.filter((m) => m.state === 'Waiting' || m.state === 'Ready');
-  const oldest = Math.min(
-    ...stillPending.map((e) => new Date(e.operation.createdAt).getTime()),
-    now.getTime(),
-  );
-  return {
-    done: stillPending.length === 0 && moving.length === 0,
-    total: entries.length + movements.length,
-    completed:
-      settled.filter((e) => e.status.phase === 'Completed').length +
-      movements.filter((m) => m.state === 'Completed').length,
-    failed:
-      settled.filter((e) => e.status.phase === 'Failed').length +
-      movements.filter((m) => m.state === 'Failed').length,
-    pending: stillPending.length + moving.length,
-    waitSeconds: nextPollSeconds({ waitedMs: now.getTime() - oldest, base: deps.pollSeconds ?? 10 }),
-    moveJobs,
-  };
+  return outcomeOf({ entries, movements, moveJobs, now, pollSeconds: deps.pollSeconds ?? 10 });
 }
