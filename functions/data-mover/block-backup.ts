@@ -16,13 +16,7 @@
  */
 
 import { SnapshotManifestMissing, ValidationFailed } from '../../shared/domain/errors.js';
-import {
-  BLOCK_MAP_RANGE,
-  type BlockChange,
-  encodeBlockMapChunk,
-  mergeBlockRange,
-  rangeOf,
-} from '../../shared/domain/repository/block-map.js';
+import { BLOCK_MAP_RANGE, rangeOf } from '../../shared/domain/repository/block-map.js';
 import type {
   BlobId,
   BlockSource,
@@ -32,7 +26,8 @@ import type {
   WriteStats,
 } from '../../shared/ports/repository.js';
 import { EBS_BLOCK_SIZE, type SnapshotBlocks } from '../../shared/ports/snapshot-blocks.js';
-import { blocksToRead, type ParentChunk, parentChunks } from './block-sources.js';
+import { BlockMapRanges, type OpenRange } from './block-map-ranges.js';
+import { type BlockListing, blocksToRead, parentChunks, type WorkItem } from './block-sources.js';
 import { TaskPool } from './task-pool.js';
 
 export interface BlockProgress {
@@ -98,16 +93,6 @@ function isAllZero(data: Uint8Array): boolean {
   return data.every((b) => b === 0);
 }
 
-const encoder = new TextEncoder();
-
-interface OpenRange {
-  readonly range: number;
-  readonly parent?: ParentChunk;
-  readonly changes: BlockChange[];
-  pending: number;
-  closed: boolean;
-}
-
 const emptyStats: WriteStats = {
   blobsStored: 0,
   blobsDeduplicated: 0,
@@ -148,6 +133,29 @@ async function parentManifestOf(
   return manifest;
 }
 
+/** Where a run starts: the parent (unless deleted meanwhile) and the checkpoint of an earlier run. */
+interface StartingPoint {
+  readonly parent: (SnapshotManifest & { kind: 'block' }) | undefined;
+  readonly parentManifestId: string | undefined;
+  readonly checkpoint: BlockBackupCheckpoint | undefined;
+  readonly startRange: number;
+}
+
+async function startingPoint(options: BlockBackupOptions): Promise<StartingPoint> {
+  const { repository, snapshotId, signal } = options;
+  const parent = options.parentManifestId
+    ? await parentManifestOf(repository, options.parentManifestId, signal)
+    : undefined;
+  const parentManifestId = parent ? options.parentManifestId : undefined;
+  const saved = await options.checkpoints?.load();
+  // A checkpoint of another snapshot, or taken against another parent, is not this backup's.
+  const checkpoint =
+    saved && saved.snapshotId === snapshotId && saved.parentManifestId === parentManifestId
+      ? saved
+      : undefined;
+  return { parent, parentManifestId, checkpoint, startRange: checkpoint?.nextRange ?? 0 };
+}
+
 export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBackupResult> {
   // The writer's session (its lease) starts before the parent is read: garbage collection then
   // keeps the parent's packs for as long as this run may still name their blobs.
@@ -162,188 +170,197 @@ export async function backupBlocks(options: BlockBackupOptions): Promise<BlockBa
 async function backupWith(writer: RepositoryWriter, options: BlockBackupOptions): Promise<BlockBackupResult> {
   const { blocks, repository, snapshotId, signal } = options;
   const now = options.now ?? (() => new Date());
-  const parent = options.parentManifestId
-    ? await parentManifestOf(repository, options.parentManifestId, signal)
-    : undefined;
-  const parentManifestId = parent ? options.parentManifestId : undefined;
-  const saved = await options.checkpoints?.load();
-  const checkpoint =
-    saved && saved.snapshotId === snapshotId && saved.parentManifestId === parentManifestId
-      ? saved
-      : undefined;
-  const startRange = checkpoint?.nextRange ?? 0;
-  const startIndex = startRange * BLOCK_MAP_RANGE;
-
+  const start = await startingPoint(options);
+  const startIndex = start.startRange * BLOCK_MAP_RANGE;
   const listing = await blocksToRead({
     blocks,
     snapshotId,
-    ...(parent ? { parentSnapshotId: parent.source.snapshotId } : {}),
+    ...(start.parent ? { parentSnapshotId: start.parent.source.snapshotId } : {}),
     startIndex,
     signal,
   });
-  const { incremental, state: listed } = listing;
-  const items = listing.items;
+  const run = new BlockBackupRun({ writer, options, start, listing });
+  await run.start();
+  await run.readAll(listing.items);
+  const manifest = run.manifest(now());
+  await repository.writeManifest(manifest, signal ? { signal } : {});
+  return {
+    manifest,
+    incremental: listing.incremental,
+    run: { blocksRead: run.blocksRead, bytesRead: run.bytesRead, resumedAtBlock: startIndex },
+  };
+}
 
-  const pool = new TaskPool({ limit: options.concurrency ?? 32, ...(signal ? { signal } : {}) });
-  const chunks: BlobId[] = [...(checkpoint?.chunks ?? [])];
-  let totalBytes = checkpoint?.totalBytes ?? 0;
-  let blocksRead = 0;
-  let bytesRead = 0;
-  let blocksDone = 0;
-  const open: OpenRange[] = [];
-  // An incremental starts from the parent's map; a full read (also a fallback) from nothing.
-  const parents =
-    parent && incremental
-      ? parentChunks({ repository, chunkIds: parent.blockMap, fromRange: startRange, signal })
-      : undefined;
-  let nextParent: ParentChunk | undefined = parents ? (await parents.next()).value : undefined;
-  let lastCheckpoint = Date.now();
-  let finishedRanges = startRange;
+/**
+ * One run over the listing: each block read (at most `concurrency` at once) into its range of the
+ * map, the finished ranges' chunks written, progress reported and checkpoints saved as it goes.
+ */
+class BlockBackupRun {
+  private readonly writer: RepositoryWriter;
+  private readonly options: BlockBackupOptions;
+  private readonly from: StartingPoint;
+  private readonly listing: BlockListing;
+  private readonly pool: TaskPool;
+  private readonly ranges: BlockMapRanges;
+  /** This run alone. */
+  blocksRead = 0;
+  bytesRead = 0;
+  private blocksDone = 0;
+  private lastCheckpoint = Date.now();
 
-  const report = (): void =>
-    options.onProgress?.({
-      bytesDone: blocksDone * EBS_BLOCK_SIZE,
-      bytesTotal: listed.listed * EBS_BLOCK_SIZE,
-      totalKnown: listed.done,
-      blocksDone,
-      blocksTotal: listed.listed,
+  constructor(run: {
+    writer: RepositoryWriter;
+    options: BlockBackupOptions;
+    start: StartingPoint;
+    listing: BlockListing;
+  }) {
+    const { writer, options, start, listing } = run;
+    const { repository, signal } = options;
+    this.writer = writer;
+    this.options = options;
+    this.from = start;
+    this.listing = listing;
+    this.pool = new TaskPool({ limit: options.concurrency ?? 32, ...(signal ? { signal } : {}) });
+    // An incremental starts from the parent's map; a full read (also a fallback) from nothing.
+    const parents =
+      start.parent && listing.incremental
+        ? parentChunks({ repository, chunkIds: start.parent.blockMap, fromRange: start.startRange, signal })
+        : undefined;
+    this.ranges = new BlockMapRanges({
+      parents,
+      writer,
+      signal: this.pool.signal,
+      chunks: start.checkpoint?.chunks ?? [],
+      totalBytes: start.checkpoint?.totalBytes ?? 0,
+      startRange: start.startRange,
     });
-
-  /** The open range for `range`, opening ranges the parent has before it as they are. */
-  const rangeFor = async (range: number): Promise<OpenRange> => {
-    for (const r of open) if (r.range < range) r.closed = true;
-    while (nextParent && nextParent.range < range) {
-      open.push({ range: nextParent.range, parent: nextParent, changes: [], pending: 0, closed: true });
-      nextParent = parents ? (await parents.next()).value : undefined;
-    }
-    const last = open.at(-1);
-    if (last && last.range === range) return last;
-    const here = nextParent?.range === range ? nextParent : undefined;
-    if (here) nextParent = parents ? (await parents.next()).value : undefined;
-    const opened: OpenRange = {
-      range,
-      ...(here ? { parent: here } : {}),
-      changes: [],
-      pending: 0,
-      closed: false,
-    };
-    open.push(opened);
-    return opened;
-  };
-
-  /** Writes the map chunks of finished ranges, in order, and checkpoints now and then. */
-  const finishReady = async (): Promise<void> => {
-    let finished = false;
-    for (let head = open[0]; head?.closed && head.pending === 0; head = open[0]) {
-      open.shift();
-      const entries =
-        head.changes.length === 0
-          ? (head.parent?.entries ?? [])
-          : mergeBlockRange({ parent: head.parent?.entries ?? [], changes: head.changes });
-      if (entries.length > 0) {
-        if (head.changes.length === 0 && head.parent) chunks.push(head.parent.blobId);
-        else {
-          const written = await writer.putBlob(encoder.encode(encodeBlockMapChunk(entries)), {
-            signal: pool.signal,
-          });
-          chunks.push(written.id);
-        }
-      }
-      totalBytes += entries.length * EBS_BLOCK_SIZE;
-      finishedRanges = head.range + 1;
-      finished = true;
-    }
-    const every = options.checkpointEveryMs ?? 30_000;
-    if (finished && options.checkpoints && Date.now() - lastCheckpoint >= every) {
-      await saveCheckpoint();
-    }
-  };
-
-  const saveCheckpoint = async (): Promise<void> => {
-    if (!options.checkpoints) return;
-    await writer.flush({ signal: pool.signal });
-    await options.checkpoints.save({
-      snapshotId,
-      ...(parentManifestId ? { parentManifestId } : {}),
-      nextRange: finishedRanges,
-      chunks: [...chunks],
-      totalBytes,
-      blocksRead: (checkpoint?.blocksRead ?? 0) + blocksRead,
-      bytesRead: (checkpoint?.bytesRead ?? 0) + bytesRead,
-      writes: addStats(checkpoint?.writes ?? emptyStats, writer.stats()),
-    });
-    lastCheckpoint = Date.now();
-  };
-
-  try {
-    for (let item = await items.next(); !item.done; item = await items.next()) {
-      const { index, token } = item.value;
-      const range = await rangeFor(rangeOf(index));
-      if (token === null) {
-        range.changes.push({ index, blobId: null });
-        blocksDone++;
-        report();
-      } else {
-        range.pending++;
-        await pool.run(async (taskSignal) => {
-          const { data, sha256 } = await blocks.getSnapshotBlock({
-            snapshotId,
-            blockIndex: index,
-            blockToken: token,
-            signal: taskSignal,
-          });
-          blocksRead++;
-          bytesRead += data.length;
-          // The SHA-256 checked against EBS's checksum gives the blob id: the block is hashed once.
-          const blobId = isAllZero(data)
-            ? null
-            : (await writer.putBlob(data, { signal: taskSignal, sha256 })).id;
-          range.changes.push({ index, blobId });
-          range.pending--;
-          blocksDone++;
-          report();
-        });
-      }
-      await finishReady();
-    }
-    await pool.drain();
-    for (const r of open) r.closed = true;
-    // The parent's ranges after the last change stay as they are.
-    while (nextParent) {
-      open.push({ range: nextParent.range, parent: nextParent, changes: [], pending: 0, closed: true });
-      nextParent = parents ? (await parents.next()).value : undefined;
-    }
-    await finishReady();
-    listed.done = true;
-    report();
-    await writer.flush(signal ? { signal } : {});
-  } catch (error) {
-    await pool.abort(error);
-    throw error;
   }
 
-  const writes = addStats(checkpoint?.writes ?? emptyStats, writer.stats());
-  const volumeSizeBytes =
-    (listed.volumeSizeGiB || (parent ? parent.volumeSizeBytes / 1024 ** 3 : 0)) * 1024 ** 3;
-  const manifest: SnapshotManifest & { kind: 'block' } = {
-    kind: 'block',
-    id: options.manifestId,
-    createdAt: now().toISOString(),
-    tags: options.tags ?? {},
-    source: { ...(options.source ?? {}), snapshotId },
-    volumeSizeBytes,
-    blockSizeBytes: EBS_BLOCK_SIZE,
-    blockMap: chunks,
-    ...(incremental && parentManifestId ? { parent: parentManifestId } : {}),
-    stats: {
-      totalBytes,
-      bytesRead: (checkpoint?.bytesRead ?? 0) + bytesRead,
-      blocksRead: (checkpoint?.blocksRead ?? 0) + blocksRead,
-      rawBytesStored: writes.rawBytes,
-      storedBytes: writes.storedBytes,
-      blobsDeduplicated: writes.blobsDeduplicated,
-    },
-  };
-  await repository.writeManifest(manifest, signal ? { signal } : {});
-  return { manifest, incremental, run: { blocksRead, bytesRead, resumedAtBlock: startIndex } };
+  /** Reads the parent's first map chunk; checkpoints are timed from then. */
+  async start(): Promise<void> {
+    await this.ranges.start();
+    this.lastCheckpoint = Date.now();
+  }
+
+  /** Reads every listed block into the map, keeps the parent's ranges after them, then flushes. */
+  async readAll(items: AsyncGenerator<WorkItem>): Promise<void> {
+    const { signal } = this.options;
+    try {
+      for (let item = await items.next(); !item.done; item = await items.next()) {
+        const { index, token } = item.value;
+        const range = await this.ranges.rangeFor(rangeOf(index));
+        if (token === null) this.dropBlock(range, index);
+        else await this.readBlock({ range, index, token });
+        await this.finishReady();
+      }
+      await this.pool.drain();
+      await this.ranges.closeAll();
+      await this.finishReady();
+      this.listing.state.done = true;
+      this.report();
+      await this.writer.flush(signal ? { signal } : {});
+    } catch (error) {
+      await this.pool.abort(error);
+      throw error;
+    }
+  }
+
+  /** A block that now reads as zeros: it leaves the map. */
+  private dropBlock(range: OpenRange, index: number): void {
+    range.changes.push({ index, blobId: null });
+    this.blocksDone++;
+    this.report();
+  }
+
+  /** Starts reading a block once the pool has room; its blob (none if all zeros) joins its range. */
+  private async readBlock(block: { range: OpenRange; index: number; token: string }): Promise<void> {
+    const { range, index, token } = block;
+    const { blocks, snapshotId } = this.options;
+    range.pending++;
+    await this.pool.run(async (taskSignal) => {
+      const { data, sha256 } = await blocks.getSnapshotBlock({
+        snapshotId,
+        blockIndex: index,
+        blockToken: token,
+        signal: taskSignal,
+      });
+      this.blocksRead++;
+      this.bytesRead += data.length;
+      // The SHA-256 checked against EBS's checksum gives the blob id: the block is hashed once.
+      const blobId = isAllZero(data)
+        ? null
+        : (await this.writer.putBlob(data, { signal: taskSignal, sha256 })).id;
+      range.changes.push({ index, blobId });
+      range.pending--;
+      this.blocksDone++;
+      this.report();
+    });
+  }
+
+  private report(): void {
+    const listed = this.listing.state;
+    this.options.onProgress?.({
+      bytesDone: this.blocksDone * EBS_BLOCK_SIZE,
+      bytesTotal: listed.listed * EBS_BLOCK_SIZE,
+      totalKnown: listed.done,
+      blocksDone: this.blocksDone,
+      blocksTotal: listed.listed,
+    });
+  }
+
+  /** Writes the map chunks of finished ranges, in order, and checkpoints now and then. */
+  private async finishReady(): Promise<void> {
+    const finished = await this.ranges.finishReady();
+    const every = this.options.checkpointEveryMs ?? 30_000;
+    if (finished && this.options.checkpoints && Date.now() - this.lastCheckpoint >= every) {
+      await this.saveCheckpoint();
+    }
+  }
+
+  private async saveCheckpoint(): Promise<void> {
+    const { checkpoints, snapshotId } = this.options;
+    const { parentManifestId, checkpoint } = this.from;
+    if (!checkpoints) return;
+    await this.writer.flush({ signal: this.pool.signal });
+    await checkpoints.save({
+      snapshotId,
+      ...(parentManifestId ? { parentManifestId } : {}),
+      nextRange: this.ranges.finishedRanges,
+      chunks: [...this.ranges.chunks],
+      totalBytes: this.ranges.totalBytes,
+      blocksRead: (checkpoint?.blocksRead ?? 0) + this.blocksRead,
+      bytesRead: (checkpoint?.bytesRead ?? 0) + this.bytesRead,
+      writes: addStats(checkpoint?.writes ?? emptyStats, this.writer.stats()),
+    });
+    this.lastCheckpoint = Date.now();
+  }
+
+  /** The backup's manifest: the map built, with the figures of this run and those it resumed. */
+  manifest(createdAt: Date): SnapshotManifest & { kind: 'block' } {
+    const { options } = this;
+    const { parent, parentManifestId, checkpoint } = this.from;
+    const listed = this.listing.state;
+    const writes = addStats(checkpoint?.writes ?? emptyStats, this.writer.stats());
+    const volumeSizeBytes =
+      (listed.volumeSizeGiB || (parent ? parent.volumeSizeBytes / 1024 ** 3 : 0)) * 1024 ** 3;
+    return {
+      kind: 'block',
+      id: options.manifestId,
+      createdAt: createdAt.toISOString(),
+      tags: options.tags ?? {},
+      source: { ...(options.source ?? {}), snapshotId: options.snapshotId },
+      volumeSizeBytes,
+      blockSizeBytes: EBS_BLOCK_SIZE,
+      blockMap: this.ranges.chunks,
+      ...(this.listing.incremental && parentManifestId ? { parent: parentManifestId } : {}),
+      stats: {
+        totalBytes: this.ranges.totalBytes,
+        bytesRead: (checkpoint?.bytesRead ?? 0) + this.bytesRead,
+        blocksRead: (checkpoint?.blocksRead ?? 0) + this.blocksRead,
+        rawBytesStored: writes.rawBytes,
+        storedBytes: writes.storedBytes,
+        blobsDeduplicated: writes.blobsDeduplicated,
+      },
+    };
+  }
 }

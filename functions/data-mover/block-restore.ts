@@ -12,9 +12,13 @@
  */
 
 import { CloudRequestRefused, RetryableError, ValidationFailed } from '../../shared/domain/errors.js';
-import { parseBlockMapChunk, volumeSizeGiB } from '../../shared/domain/repository/block-map.js';
+import {
+  type BlockMapEntry,
+  parseBlockMapChunk,
+  volumeSizeGiB,
+} from '../../shared/domain/repository/block-map.js';
 import type { Tag } from '../../shared/domain/volumes/ebs-volume.js';
-import type { Repository } from '../../shared/ports/repository.js';
+import type { BlobId, Repository, SnapshotManifest } from '../../shared/ports/repository.js';
 import {
   EBS_BLOCK_SIZE,
   type EbsSnapshotStatus,
@@ -66,22 +70,12 @@ export interface BlockRestoreResult {
 
 const decoder = new TextDecoder();
 
-export async function restoreBlocks(options: BlockRestoreOptions): Promise<BlockRestoreResult> {
-  const { repository, target, signal } = options;
-  const withSignal = signal ? { signal } : {};
-  const manifest = await repository.readManifest(options.manifestId, withSignal);
-  if (manifest.kind !== 'block')
-    throw new ValidationFailed([
-      { path: 'manifestId', message: `manifest ${options.manifestId} is not of block mode` },
-    ]);
-  if (manifest.blockSizeBytes !== EBS_BLOCK_SIZE)
-    throw new ValidationFailed([
-      {
-        path: 'manifestId',
-        message: `manifest ${options.manifestId} has ${manifest.blockSizeBytes}-byte blocks`,
-      },
-    ]);
+type BlockManifest = SnapshotManifest & { readonly kind: 'block' };
 
+export async function restoreBlocks(options: BlockRestoreOptions): Promise<BlockRestoreResult> {
+  const { target, signal } = options;
+  const withSignal = signal ? { signal } : {};
+  const manifest = await blockManifestOf(options);
   if (options.volume && !options.targetSnapshotter)
     throw new ValidationFailed([{ path: 'volume', message: 'a volume needs the target snapshotter' }]);
 
@@ -105,107 +99,14 @@ export async function restoreBlocks(options: BlockRestoreOptions): Promise<Block
     });
 
   const blocksTotal = Math.round(manifest.stats.totalBytes / EBS_BLOCK_SIZE);
-  let blocksWritten = 0;
+  let blocksWritten = blocksTotal;
   if (already === 'pending') {
-    const pool = new TaskPool({ limit: options.concurrency ?? 32, ...withSignal });
-    const report = (): void =>
-      options.onProgress?.({
-        bytesDone: blocksWritten * EBS_BLOCK_SIZE,
-        bytesTotal: blocksTotal * EBS_BLOCK_SIZE,
-        totalKnown: true,
-        blocksDone: blocksWritten,
-        blocksTotal,
-      });
-    try {
-      for (const chunkId of manifest.blockMap) {
-        const entries = parseBlockMapChunk(
-          decoder.decode(await repository.getBlob(chunkId, { signal: pool.signal })),
-        );
-        // Blocks are read a batch at a time (blobs side by side in a pack come with one
-        // request), the next batch while this one's blocks are being written.
-        const batches: (typeof entries)[] = [];
-        for (let at = 0; at < entries.length; at += READ_BATCH_BLOCKS)
-          batches.push(entries.slice(at, at + READ_BATCH_BLOCKS));
-        const read = (batch: typeof entries | undefined): Promise<Uint8Array[]> | undefined => {
-          if (!batch) return undefined;
-          const reading = repository.getBlobs(
-            batch.map(([, blobId]) => blobId),
-            { signal: pool.signal },
-          );
-          // Awaited below in order; never an unhandled rejection meanwhile.
-          reading.catch(() => undefined);
-          return reading;
-        };
-        let reading = read(batches[0]);
-        for (const [b, batch] of batches.entries()) {
-          const blobs = (await reading) ?? [];
-          reading = read(batches[b + 1]);
-          for (const [k, [blockIndex, blobId]] of batch.entries()) {
-            const data = blobs[k] ?? new Uint8Array(0);
-            await pool.run(async (taskSignal) => {
-              if (data.length !== EBS_BLOCK_SIZE)
-                throw new CloudRequestRefused(
-                  `blob ${blobId} of block ${blockIndex} holds ${data.length} bytes`,
-                  {
-                    code: 'UnexpectedBlockSize',
-                  },
-                );
-              await target.putSnapshotBlock({
-                snapshotId,
-                blockIndex,
-                data,
-                progressPercent: blocksTotal === 0 ? 100 : (100 * blocksWritten) / blocksTotal,
-                signal: taskSignal,
-              });
-              blocksWritten++;
-              report();
-            });
-          }
-        }
-      }
-      await pool.drain();
-    } catch (error) {
-      await pool.abort(error);
-      // A read aborted because a write failed (or the run was cancelled) reports that cause,
-      // not its own abort (the SDK's "Request aborted").
-      throw pool.signal.reason ?? error;
-    }
-    report();
-    const status: EbsSnapshotStatus = await target.completeSnapshot({
-      snapshotId,
-      changedBlocksCount: blocksWritten,
-      ...withSignal,
-    });
-    if (status === 'error')
-      throw new CloudRequestRefused(`CompleteSnapshot ${snapshotId}: the snapshot failed`, {
-        code: 'SnapshotError',
-      });
-  } else {
-    blocksWritten = blocksTotal;
+    const writing = new SnapshotBlockWrites({ options, snapshotId, blocksTotal });
+    await writing.writeAll(manifest.blockMap);
+    await writing.complete();
+    blocksWritten = writing.blocksWritten;
   }
-
-  let volumeId: string | undefined;
-  const snapshotter = options.targetSnapshotter;
-  // (Checked at the start: a volume comes with the target's snapshotter.)
-  if (options.volume && snapshotter) {
-    await waitCompleted({
-      snapshotter,
-      snapshotId,
-      timeoutMs: options.completionTimeoutMs ?? 30 * 60_000,
-      signal,
-    });
-    const made = await snapshotter.createVolumeFromSnapshot({
-      snapshotId,
-      availabilityZone: options.volume.availabilityZone,
-      ...(options.volume.volumeType ? { volumeType: options.volume.volumeType } : {}),
-      ...(options.volume.iops !== undefined ? { iops: options.volume.iops } : {}),
-      ...(options.kmsKeyArn ? { kmsKeyId: options.kmsKeyArn } : {}),
-      ...(options.volume.tags ? { tags: options.volume.tags } : {}),
-      ...(options.volume.clientToken ? { clientToken: options.volume.clientToken } : {}),
-      ...withSignal,
-    });
-    volumeId = made.volumeId;
-  }
+  const volumeId = await volumeOf(options, snapshotId);
   return {
     snapshotId,
     blocksWritten,
@@ -213,6 +114,160 @@ export async function restoreBlocks(options: BlockRestoreOptions): Promise<Block
     ...(volumeId ? { volumeId } : {}),
     ...(started.kmsKeyArn ? { kmsKeyArn: started.kmsKeyArn } : {}),
   };
+}
+
+/** The manifest to restore, checked: of block mode, with EBS's block size. */
+async function blockManifestOf(options: BlockRestoreOptions): Promise<BlockManifest> {
+  const { signal } = options;
+  const manifest = await options.repository.readManifest(options.manifestId, signal ? { signal } : {});
+  if (manifest.kind !== 'block')
+    throw new ValidationFailed([
+      { path: 'manifestId', message: `manifest ${options.manifestId} is not of block mode` },
+    ]);
+  if (manifest.blockSizeBytes !== EBS_BLOCK_SIZE)
+    throw new ValidationFailed([
+      {
+        path: 'manifestId',
+        message: `manifest ${options.manifestId} has ${manifest.blockSizeBytes}-byte blocks`,
+      },
+    ]);
+  return manifest;
+}
+
+/**
+ * A manifest's blocks written into the pending snapshot, at most `concurrency` PutSnapshotBlock
+ * calls in flight, then the snapshot completed.
+ */
+class SnapshotBlockWrites {
+  blocksWritten = 0;
+  private readonly options: BlockRestoreOptions;
+  private readonly snapshotId: string;
+  private readonly blocksTotal: number;
+  private readonly pool: TaskPool;
+
+  constructor(write: { options: BlockRestoreOptions; snapshotId: string; blocksTotal: number }) {
+    this.options = write.options;
+    this.snapshotId = write.snapshotId;
+    this.blocksTotal = write.blocksTotal;
+    const { signal } = write.options;
+    this.pool = new TaskPool({ limit: write.options.concurrency ?? 32, ...(signal ? { signal } : {}) });
+  }
+
+  /** Writes the blocks of every chunk of the block map, in order; returns once all are written. */
+  async writeAll(blockMap: readonly BlobId[]): Promise<void> {
+    const { pool } = this;
+    try {
+      for (const chunkId of blockMap) await this.writeChunk(chunkId);
+      await pool.drain();
+    } catch (error) {
+      await pool.abort(error);
+      // A read aborted because a write failed (or the run was cancelled) reports that cause,
+      // not its own abort (the SDK's "Request aborted").
+      throw pool.signal.reason ?? error;
+    }
+  }
+
+  private async writeChunk(chunkId: BlobId): Promise<void> {
+    const { repository } = this.options;
+    const entries = parseBlockMapChunk(
+      decoder.decode(await repository.getBlob(chunkId, { signal: this.pool.signal })),
+    );
+    // Blocks are read a batch at a time (blobs side by side in a pack come with one
+    // request), the next batch while this one's blocks are being written.
+    const batches: (typeof entries)[] = [];
+    for (let at = 0; at < entries.length; at += READ_BATCH_BLOCKS)
+      batches.push(entries.slice(at, at + READ_BATCH_BLOCKS));
+    let reading = this.readBatch(batches[0]);
+    for (const [b, batch] of batches.entries()) {
+      const blobs = (await reading) ?? [];
+      reading = this.readBatch(batches[b + 1]);
+      for (const [k, [blockIndex, blobId]] of batch.entries())
+        await this.writeBlock({ blockIndex, blobId, data: blobs[k] ?? new Uint8Array(0) });
+    }
+  }
+
+  private readBatch(batch: readonly BlockMapEntry[] | undefined): Promise<Uint8Array[]> | undefined {
+    if (!batch) return undefined;
+    const reading = this.options.repository.getBlobs(
+      batch.map(([, blobId]) => blobId),
+      { signal: this.pool.signal },
+    );
+    // Awaited below in order; never an unhandled rejection meanwhile.
+    reading.catch(() => undefined);
+    return reading;
+  }
+
+  /** Starts one PutSnapshotBlock once the pool has room. */
+  private async writeBlock(block: { blockIndex: number; blobId: BlobId; data: Uint8Array }): Promise<void> {
+    const { blockIndex, blobId, data } = block;
+    const { blocksTotal } = this;
+    await this.pool.run(async (taskSignal) => {
+      if (data.length !== EBS_BLOCK_SIZE)
+        throw new CloudRequestRefused(`blob ${blobId} of block ${blockIndex} holds ${data.length} bytes`, {
+          code: 'UnexpectedBlockSize',
+        });
+      await this.options.target.putSnapshotBlock({
+        snapshotId: this.snapshotId,
+        blockIndex,
+        data,
+        progressPercent: blocksTotal === 0 ? 100 : (100 * this.blocksWritten) / blocksTotal,
+        signal: taskSignal,
+      });
+      this.blocksWritten++;
+      this.report();
+    });
+  }
+
+  private report(): void {
+    const { blocksWritten, blocksTotal } = this;
+    this.options.onProgress?.({
+      bytesDone: blocksWritten * EBS_BLOCK_SIZE,
+      bytesTotal: blocksTotal * EBS_BLOCK_SIZE,
+      totalKnown: true,
+      blocksDone: blocksWritten,
+      blocksTotal,
+    });
+  }
+
+  /** CompleteSnapshot with the count of blocks written (every write acknowledged by now). */
+  async complete(): Promise<void> {
+    const { snapshotId, options } = this;
+    this.report();
+    const status: EbsSnapshotStatus = await options.target.completeSnapshot({
+      snapshotId,
+      changedBlocksCount: this.blocksWritten,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (status === 'error')
+      throw new CloudRequestRefused(`CompleteSnapshot ${snapshotId}: the snapshot failed`, {
+        code: 'SnapshotError',
+      });
+  }
+}
+
+/** The volume asked for, made from the snapshot once AWS has completed it. */
+async function volumeOf(options: BlockRestoreOptions, snapshotId: string): Promise<string | undefined> {
+  const { signal, volume } = options;
+  const snapshotter = options.targetSnapshotter;
+  // (Checked at the start: a volume comes with the target's snapshotter.)
+  if (!volume || !snapshotter) return undefined;
+  await waitCompleted({
+    snapshotter,
+    snapshotId,
+    timeoutMs: options.completionTimeoutMs ?? 30 * 60_000,
+    signal,
+  });
+  const made = await snapshotter.createVolumeFromSnapshot({
+    snapshotId,
+    availabilityZone: volume.availabilityZone,
+    ...(volume.volumeType ? { volumeType: volume.volumeType } : {}),
+    ...(volume.iops !== undefined ? { iops: volume.iops } : {}),
+    ...(options.kmsKeyArn ? { kmsKeyId: options.kmsKeyArn } : {}),
+    ...(volume.tags ? { tags: volume.tags } : {}),
+    ...(volume.clientToken ? { clientToken: volume.clientToken } : {}),
+    ...(signal ? { signal } : {}),
+  });
+  return made.volumeId;
 }
 
 /** The started snapshot's state; one EC2 does not show yet (eventual consistency) is still pending. */

@@ -13,7 +13,7 @@
  */
 import { constants } from 'node:fs';
 import { lstat, open, readdir, readlink } from 'node:fs/promises';
-import { LifeboatError, SnapshotManifestMissing } from '../../shared/domain/errors.js';
+import { LifeboatError } from '../../shared/domain/errors.js';
 import { type ChunkingParams, FILE_CHUNKING } from '../../shared/domain/files/content-chunker.js';
 import {
   type DirectoryAttributes,
@@ -30,9 +30,10 @@ import type {
   Repository,
   RepositoryWriter,
   SnapshotManifest,
+  WriteStats,
 } from '../../shared/ports/repository.js';
 import { FILE_READ_BYTES, storeFileContent } from './file-content.js';
-import { nameKey, ParentSnapshot } from './file-parent.js';
+import { nameKey, ParentSnapshot, parentRootOf } from './file-parent.js';
 import { childPath, fromSource, measureTree, SourceVanished } from './file-source.js';
 
 export { chunkingOf, fileChunkingRecord } from './file-content.js';
@@ -322,21 +323,9 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
     throw new LifeboatError(`cannot back up ${options.root}: ${(error as Error).message}`, { cause: error });
   });
   if (!rootStats.isDirectory()) throw new LifeboatError(`cannot back up ${options.root}: not a directory`);
-  let parentRoot: BlobId | undefined;
-  if (options.parent) {
-    // Deleted (`backup delete` and garbage collection) since the job was planned: a full read.
-    const parent = await repository
-      .readManifest(options.parent, signal ? { signal } : {})
-      .catch((error: unknown) => {
-        if (error instanceof SnapshotManifestMissing) return undefined;
-        throw error;
-      });
-    if (parent && parent.kind !== 'file')
-      throw new LifeboatError(
-        `parent manifest ${options.parent} is a ${parent.kind} snapshot, not a file one`,
-      );
-    if (parent?.kind === 'file') parentRoot = parent.root;
-  }
+  const parentRoot = options.parent
+    ? await parentRootOf({ repository, parentId: options.parent, ...(signal ? { signal } : {}) })
+    : undefined;
 
   const writer = repository.writer();
   try {
@@ -358,21 +347,7 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
     });
     await writer.flush(signal ? { signal } : {});
     const figures = backup.figures;
-    const stats = writer.stats();
-    const manifest: SnapshotManifest = {
-      kind: 'file',
-      id: options.manifestId,
-      createdAt: options.clock.now().toISOString(),
-      tags: options.tags ?? {},
-      root: rootTree,
-      stats: {
-        totalBytes: figures.totalBytes,
-        bytesRead: figures.bytesRead,
-        rawBytesStored: stats.rawBytes,
-        storedBytes: stats.storedBytes,
-        blobsDeduplicated: stats.blobsDeduplicated,
-      },
-    };
+    const manifest = fileManifestOf({ options, rootTree, figures, writes: writer.stats() });
     await repository.writeManifest(manifest, signal ? { signal } : {});
     return {
       manifest,
@@ -389,4 +364,28 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
     // Releases the writer's lease (after the manifest: writing it checks the lease is held).
     await writer.close?.().catch(() => undefined);
   }
+}
+
+/** The manifest of a finished backup, with the run's figures. */
+function fileManifestOf(backup: {
+  options: FileBackupOptions;
+  rootTree: BlobId;
+  figures: Counters;
+  writes: WriteStats;
+}): SnapshotManifest {
+  const { options, figures, writes } = backup;
+  return {
+    kind: 'file',
+    id: options.manifestId,
+    createdAt: options.clock.now().toISOString(),
+    tags: options.tags ?? {},
+    root: backup.rootTree,
+    stats: {
+      totalBytes: figures.totalBytes,
+      bytesRead: figures.bytesRead,
+      rawBytesStored: writes.rawBytes,
+      storedBytes: writes.storedBytes,
+      blobsDeduplicated: writes.blobsDeduplicated,
+    },
+  };
 }

@@ -1,9 +1,10 @@
 /**
- * File mode incrementals: the parent snapshot's entries, directory by directory, so a file whose
- * size, mtime and ctime are unchanged takes its pieces from there unread. Reuse is safe only for
- * blobs the current writer sees stored (its lease then keeps garbage collection off them).
+ * File mode incrementals: the parent manifest's root tree (a full read once the parent is gone),
+ * and the parent snapshot's entries, directory by directory, so a file whose size, mtime and ctime
+ * are unchanged takes its pieces from there unread. Reuse is safe only for blobs the current
+ * writer sees stored (its lease then keeps garbage collection off them).
  */
-import { BlobMissing, LifeboatError } from '../../shared/domain/errors.js';
+import { BlobMissing, LifeboatError, SnapshotManifestMissing } from '../../shared/domain/errors.js';
 import {
   CONTENT_LIST_FORMAT,
   type FileEntry,
@@ -14,6 +15,27 @@ import {
   TREE_FORMAT,
 } from '../../shared/domain/files/tree.js';
 import type { BlobId, Repository, RepositoryWriter } from '../../shared/ports/repository.js';
+
+/**
+ * The parent manifest's root tree; none when the parent is gone (deleted by `backup delete` and
+ * garbage collection since the job was planned): then everything is read.
+ */
+export async function parentRootOf(options: {
+  repository: Pick<Repository, 'readManifest'>;
+  parentId: string;
+  signal?: AbortSignal;
+}): Promise<BlobId | undefined> {
+  const { parentId, signal } = options;
+  const parent = await options.repository
+    .readManifest(parentId, signal ? { signal } : {})
+    .catch((error: unknown) => {
+      if (error instanceof SnapshotManifestMissing) return undefined;
+      throw error;
+    });
+  if (parent && parent.kind !== 'file')
+    throw new LifeboatError(`parent manifest ${parentId} is a ${parent.kind} snapshot, not a file one`);
+  return parent?.kind === 'file' ? parent.root : undefined;
+}
 
 /** A name as a map key: its bytes, one char each. */
 export const nameKey = (name: RawName): string => Buffer.from(rawNameBytes(name)).toString('latin1');

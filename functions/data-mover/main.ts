@@ -30,6 +30,7 @@ import { problemsOf } from '../../shared/contracts/kubernetes.js';
 import { DataMoverCancelled, ValidationFailed } from '../../shared/domain/errors.js';
 import { fileTreeChildren } from '../../shared/domain/files/tree.js';
 import { repositoryKeys } from '../../shared/domain/storage/keys.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { type DataMoverDeps, runDataMoverJob } from './data-mover.js';
 import { fileChunkingRecord } from './file-backup.js';
 import { detachedJobWork, storedJobWork } from './job-work.js';
@@ -95,6 +96,31 @@ async function jobOf(
   return { job: parsed.job, detached: false };
 }
 
+/** Opens the job's repository in `store`; a key is made up only with the repository itself. */
+function repositoryOpener(options: {
+  store: ObjectStore;
+  location: DataMoverJob['repository'];
+  region: string | undefined;
+}): DataMoverDeps['openRepository'] {
+  const { store, location, region } = options;
+  return async ({ create, signal }) =>
+    openRepository({
+      store,
+      keys: await repositoryKeyWrapper(
+        location.keyFile
+          ? { keyFile: location.keyFile }
+          : { kmsKeyId: location.kmsKeyId ?? '', region: region ?? '' },
+        // A key is made up only with the repository: an existing one needs its own key.
+        {
+          create: create === true && !(await store.exists(repositoryKeys.format, signal ? { signal } : {})),
+        },
+      ),
+      ...(create ? { create: { fileChunking: fileChunkingRecord } } : {}),
+      fileTreeReferences: fileTreeChildren,
+      signal,
+    });
+}
+
 function depsOf(options: {
   job: DataMoverJob;
   detached: boolean;
@@ -131,22 +157,7 @@ function depsOf(options: {
         })
       : undefined;
   return {
-    openRepository: async ({ create, signal }) =>
-      openRepository({
-        store,
-        keys: await repositoryKeyWrapper(
-          location.keyFile
-            ? { keyFile: location.keyFile }
-            : { kmsKeyId: location.kmsKeyId ?? '', region: region ?? '' },
-          // A key is made up only with the repository: an existing one needs its own key.
-          {
-            create: create === true && !(await store.exists(repositoryKeys.format, signal ? { signal } : {})),
-          },
-        ),
-        ...(create ? { create: { fileChunking: fileChunkingRecord } } : {}),
-        fileTreeReferences: fileTreeChildren,
-        signal,
-      }),
+    openRepository: repositoryOpener({ store, location, region }),
     work: options.detached ? detachedJobWork : storedJobWork({ store, jobId: job.jobId }),
     ...(job.kind === 'block-backup'
       ? {

@@ -1,7 +1,7 @@
 /**
  * The data mover repository's JSON objects, parsed wherever they are read back: the format
  * object, snapshot manifests (docs/repository-format.md), writer leases and garbage collection's
- * records. Binary objects (packs, indexes) are the domain's (repository/pack.ts, repository/index-view.ts).
+ * records. Binary objects (packs, indexes) are the domain's (repository/pack.ts, repository/index-segment.ts).
  */
 import { z } from 'zod';
 

@@ -13,7 +13,7 @@ import {
   SnapshotManifestMissing,
   ValidationFailed,
 } from '../../domain/errors.js';
-import type { BlobLocation } from '../../domain/repository/index-view.js';
+import type { BlobLocation } from '../../domain/repository/index-segment.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage/keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { KeyWrapper } from '../../ports/key-wrapper.js';
@@ -28,8 +28,9 @@ import type {
 import { systemClock } from '../system-clock.js';
 import { mapBounded } from './bounded.js';
 import { type NewRepositoryParameters, openFormat } from './format-object.js';
-import { collectGarbage, type GcReportDetails, type TreeReferences } from './garbage-collector.js';
+import { collectGarbage, type GcReportDetails } from './garbage-collector.js';
 import { checkManifestBlobs } from './manifest-guard.js';
+import type { TreeReferences } from './manifest-marker.js';
 import { openRecord, readRange, readRecord } from './pack-io.js';
 import { PackWriter, type PackWriterSettings } from './pack-writer.js';
 import { OpenFailed, objectAad } from './repository-crypto.js';

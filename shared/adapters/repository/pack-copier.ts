@@ -8,13 +8,13 @@
  * and the entries of the packs written, as index segments (49 bytes a blob).
  */
 import { randomBytes } from 'node:crypto';
+import { mergeSegments } from '../../domain/repository/index-merge.js';
 import {
   EMPTY_SEGMENT,
   type IndexSegment,
-  mergeSegments,
   type PackInfo,
   segmentOfPacks,
-} from '../../domain/repository/index-view.js';
+} from '../../domain/repository/index-segment.js';
 import type { PackEntry } from '../../domain/repository/pack.js';
 import { repositoryKeys } from '../../domain/storage/keys.js';
 import { assemblePack, type SealedRecord } from './pack-io.js';

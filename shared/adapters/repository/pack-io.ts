@@ -5,7 +5,7 @@
  */
 import { BlobCorrupt, RepositoryObjectCorrupt } from '../../domain/errors.js';
 import { concatBytes, fromHex } from '../../domain/repository/bytes.js';
-import type { PackInfo } from '../../domain/repository/index-view.js';
+import type { PackInfo } from '../../domain/repository/index-segment.js';
 import {
   decodePackHeader,
   decodePackPrefix,

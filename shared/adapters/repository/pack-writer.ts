@@ -8,8 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LifeboatError } from '../../domain/errors.js';
-import type { PackInfo } from '../../domain/repository/index-view.js';
-import { segmentOfPacks } from '../../domain/repository/index-view.js';
+import type { PackInfo } from '../../domain/repository/index-segment.js';
+import { segmentOfPacks } from '../../domain/repository/index-segment.js';
 import type { PackEntry } from '../../domain/repository/pack.js';
 import { repositoryKeys } from '../../domain/storage/keys.js';
 import type { BlobWrite, RepositoryWriter, WriteStats } from '../../ports/repository.js';

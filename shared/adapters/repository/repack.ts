@@ -13,12 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { type RepackRecord, repackRecordSchema } from '../../contracts/repository.js';
 import { BlobCorrupt } from '../../domain/errors.js';
 import type { BlobMarks, RepackPlan } from '../../domain/repository/gc.js';
-import {
-  EMPTY_SEGMENT,
-  type IndexSegment,
-  mergeSegments,
-  segmentOfPacks,
-} from '../../domain/repository/index-view.js';
+import { mergeSegments } from '../../domain/repository/index-merge.js';
+import { EMPTY_SEGMENT, type IndexSegment, segmentOfPacks } from '../../domain/repository/index-segment.js';
 import type { PackEntry } from '../../domain/repository/pack.js';
 import { repositoryKeys } from '../../domain/storage/keys.js';
 import { mapBounded } from './bounded.js';
@@ -119,14 +115,7 @@ export async function readEarlierCopies(options: {
   return { keys, packs, copies: segmentOfPacks(headers.filter((h) => h !== undefined)) };
 }
 
-/**
- * Copies the live blobs of the planned packs into new packs, each recorded (a repack record)
- * before its upload, rewrites the index to name the copies alone (those of `earlier` too), then
- * deletes the records; marks every blob copied in `relocated`. A pack with a live blob that fails
- * its check is left whole and reported; anything else that fails stops the run, which a later
- * run finishes: the recorded copies that exist win over the old locations.
- */
-export async function repack(options: {
+interface RepackOptions {
   session: RepositorySession;
   plans: readonly RepackPlan[];
   earlier: EarlierCopies;
@@ -136,53 +125,27 @@ export async function repack(options: {
   /** Renews the maintenance lock (RepositoryBusy if lost): before each pack and each write. */
   confirmLock: (signal?: AbortSignal) => Promise<void>;
   signal?: AbortSignal;
-}): Promise<RepackOutcome> {
+}
+
+/**
+ * Copies the live blobs of the planned packs into new packs, each recorded (a repack record)
+ * before its upload, rewrites the index to name the copies alone (those of `earlier` too), then
+ * deletes the records; marks every blob copied in `relocated`. A pack with a live blob that fails
+ * its check is left whole and reported; anything else that fails stops the run, which a later
+ * run finishes: the recorded copies that exist win over the old locations.
+ */
+export async function repack(options: RepackOptions): Promise<RepackOutcome> {
   const { session, signal, earlier } = options;
   if (options.plans.length === 0 && earlier.keys.length === 0) return NOTHING;
-  // One repack record for the run, rewritten before each new pack is uploaded: a pack that
-  // exists is always recorded, so a run stopped anywhere leaves no copy the next run would not
-  // prefer (a recorded pack never uploaded is skipped).
-  const recordId = randomBytes(16).toString('hex');
-  const recordKey = repositoryKeys.repacked(recordId);
-  const createdAt = session.clock.now().toISOString();
-  let recorded = false;
-  const copier = new PackCopier({
-    session,
-    packTargetBytes: options.packTargetBytes,
-    leaseTtlMs: options.leaseTtlMs,
-    beforeUpload: async (packs, s) => {
-      const record: RepackRecord = { recordId, createdAt, packs: [...packs] };
-      await options.confirmLock(s);
-      await session.store.put(recordKey, JSON.stringify(record), { signal: s });
-      recorded = true;
-    },
-  });
-  const problems: string[] = [];
-  let packsRepacked = 0;
-  let confirmedAt = -Infinity;
+  const { copier, recordKey } = recordedCopier(options);
   try {
-    for (const plan of options.plans) {
-      // The lock renewed now and then while copying (it lasts far longer than a minute).
-      if (session.clock.now().getTime() - confirmedAt >= RENEW_LOCK_MS) {
-        await options.confirmLock(signal);
-        confirmedAt = session.clock.now().getTime();
-      }
-      if (!copier.lease.isActive()) await copier.start(signal);
-      const records = await readLive({ session, plan, signal });
-      if (typeof records === 'string') {
-        problems.push(records);
-        continue;
-      }
-      for (const record of records) await copier.add({ ...record, signal });
-      // Used only once the index names the copies alone (a failure before ends the run).
-      for (const record of records) options.relocated.mark(record.entry.id);
-      packsRepacked++;
-    }
+    const { packsRepacked, problems } = await copyPlanned({ ...options, copier });
     const written =
       options.plans.length > 0
         ? await copier.flush(signal)
         : { packs: [], copies: EMPTY_SEGMENT, blobsCopied: 0, bytesWritten: 0 };
-    const recordKeys = recorded ? [...earlier.keys, recordKey] : [...earlier.keys];
+    const recorded = recordKey();
+    const recordKeys = recorded ? [...earlier.keys, recorded] : [...earlier.keys];
     const copies = mergeSegments({ segments: [written.copies, earlier.copies] });
     if (copies.count > 0) {
       await options.confirmLock(signal);
@@ -202,4 +165,60 @@ export async function repack(options: {
     // deletion of the packs it emptied.
     await copier.close(signal).catch(() => undefined);
   }
+}
+
+/**
+ * The run's copier and its repack record: one record for the run, rewritten before each new pack
+ * is uploaded, so a pack that exists is always recorded and a run stopped anywhere leaves no copy
+ * the next run would not prefer (a recorded pack never uploaded is skipped). `recordKey` names the
+ * record once one was written.
+ */
+function recordedCopier(
+  options: Pick<RepackOptions, 'session' | 'packTargetBytes' | 'leaseTtlMs' | 'confirmLock'>,
+): { copier: PackCopier; recordKey: () => string | undefined } {
+  const { session } = options;
+  const recordId = randomBytes(16).toString('hex');
+  const recordKey = repositoryKeys.repacked(recordId);
+  const createdAt = session.clock.now().toISOString();
+  let recorded = false;
+  const copier = new PackCopier({
+    session,
+    packTargetBytes: options.packTargetBytes,
+    leaseTtlMs: options.leaseTtlMs,
+    beforeUpload: async (packs, s) => {
+      const record: RepackRecord = { recordId, createdAt, packs: [...packs] };
+      await options.confirmLock(s);
+      await session.store.put(recordKey, JSON.stringify(record), { signal: s });
+      recorded = true;
+    },
+  });
+  return { copier, recordKey: () => (recorded ? recordKey : undefined) };
+}
+
+/** Copies the live blobs of each planned pack whose live blobs all pass their check. */
+async function copyPlanned(
+  options: RepackOptions & { copier: PackCopier },
+): Promise<{ packsRepacked: number; problems: string[] }> {
+  const { session, signal, copier } = options;
+  const problems: string[] = [];
+  let packsRepacked = 0;
+  let confirmedAt = -Infinity;
+  for (const plan of options.plans) {
+    // The lock renewed now and then while copying (it lasts far longer than a minute).
+    if (session.clock.now().getTime() - confirmedAt >= RENEW_LOCK_MS) {
+      await options.confirmLock(signal);
+      confirmedAt = session.clock.now().getTime();
+    }
+    if (!copier.lease.isActive()) await copier.start(signal);
+    const records = await readLive({ session, plan, signal });
+    if (typeof records === 'string') {
+      problems.push(records);
+      continue;
+    }
+    for (const record of records) await copier.add({ ...record, signal });
+    // Used only once the index names the copies alone (a failure before ends the run).
+    for (const record of records) options.relocated.mark(record.entry.id);
+    packsRepacked++;
+  }
+  return { packsRepacked, problems };
 }

@@ -15,9 +15,9 @@ import {
   EMPTY_SEGMENT,
   encodeIndex,
   type IndexSegment,
-  IndexView,
   segmentOfPacks,
-} from '../../domain/repository/index-view.js';
+} from '../../domain/repository/index-segment.js';
+import { IndexView } from '../../domain/repository/index-view.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage/keys.js';
 import type { ObjectStore } from '../../ports/object-store.js';
 import { mapBounded } from './bounded.js';

@@ -15,7 +15,7 @@ import {
   packNumberAt,
   positionIn,
   recordLengthAt,
-} from './index-view.js';
+} from './index-segment.js';
 import { PACK_PREFIX_BYTES, packHeaderPlainBytes } from './pack.js';
 
 /**

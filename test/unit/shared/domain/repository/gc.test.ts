@@ -8,11 +8,8 @@ import {
   packsToRepack,
   planSweep,
 } from '../../../../../shared/domain/repository/gc.js';
-import {
-  lookupInSegment,
-  mergeSegments,
-  segmentOfPacks,
-} from '../../../../../shared/domain/repository/index-view.js';
+import { mergeSegments } from '../../../../../shared/domain/repository/index-merge.js';
+import { lookupInSegment, segmentOfPacks } from '../../../../../shared/domain/repository/index-segment.js';
 import { layoutPack } from '../../../../../shared/domain/repository/pack.js';
 
 const id = (n: number): string => n.toString(16).padStart(64, '0');

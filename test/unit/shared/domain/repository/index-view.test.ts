@@ -1,17 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toHex } from '../../../../../shared/domain/repository/bytes.js';
+import { mergeLevels, mergeSegments } from '../../../../../shared/domain/repository/index-merge.js';
 import {
   decodeIndex,
   encodeIndex,
   type IndexSegment,
-  IndexView,
   locationsOf,
   lookupInSegment,
-  mergeLevels,
-  mergeSegments,
   segmentOfPacks,
-} from '../../../../../shared/domain/repository/index-view.js';
+} from '../../../../../shared/domain/repository/index-segment.js';
+import { IndexView } from '../../../../../shared/domain/repository/index-view.js';
 import { type PackEntry, PackFormatError } from '../../../../../shared/domain/repository/pack.js';
 
 const hex = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map(toHex);
