@@ -6,7 +6,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import pLimit from 'p-limit';
-import type { RestoreRun } from '../../shared/contracts/restore-run.js';
+import type { ItemOutcome, RestoreRun } from '../../shared/contracts/restore-run.js';
 import { rfc3339 } from '../../shared/domain/storage/backup-document.js';
 import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import { formatLogLine, type LogEvent } from '../../shared/domain/storage/log.js';
@@ -16,7 +16,7 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { putOnce } from '../common/write-once.js';
 import type { PhaseOutcome } from '../restore-phase/restore-phase.js';
 import { restoreVolumeResults } from '../restore-volumes/volume-results.js';
-import { hookReport } from './hook-results.js';
+import { type HookReport, hookReport } from './hook-results.js';
 
 export interface FinalizedRestore {
   readonly name: string;
@@ -38,106 +38,144 @@ export async function finalizeRestore(
   deps: { store: ObjectStore; clock: Clock },
 ): Promise<FinalizedRestore> {
   const { run } = input;
-  const keys = restoreKeys(run.name);
-  const work = restoreWorkKeys(run);
-  let results: Results = emptyResults;
-  const log: LogEvent[] = [];
-  const list: Record<string, string[]> = {};
-  const totals = { created: 0, updated: 0, skipped: 0, failed: 0 };
   // The volume steps' log lines and results, and the restore's volume info.
   const volumes = await restoreVolumeResults({ store: deps.store, run });
-  log.push(...volumes.log);
-  results = mergeResults(results, volumes.results);
-  // One outcome per chunk (`<phase>-<chunk>`, a retried chunk rewrote its own), read in parallel
-  // and taken in key order, which is restore order.
-  const read = pLimit(16);
-  const chunks = await Promise.all(
-    (await deps.store.list(work.outcomesDir)).map((key) =>
-      read(async () => {
-        const raw = await deps.store.get(key);
-        return raw ? (JSON.parse(gunzipSync(raw).toString('utf8')) as PhaseOutcome) : undefined;
-      }),
-    ),
-  );
-  for (const chunk of chunks) {
+  const report: RestoreReport = {
+    log: [...volumes.log],
+    results: mergeResults(emptyResults, volumes.results),
+    list: {},
+    totals: { created: 0, updated: 0, skipped: 0, failed: 0 },
+  };
+  for (const chunk of await readChunkOutcomes({ store: deps.store, run })) {
     if (!chunk) continue;
-    log.push(...chunk.log);
-    for (const o of chunk.outcomes) {
-      totals[o.result]++;
-      const entry = `${o.namespace ? `${o.namespace}/` : ''}${o.name}(${o.result})`;
-      const listKey = `${o.apiVersion}/${o.kind}`;
-      list[listKey] = [...(list[listKey] ?? []), entry];
-      const scope = o.namespace ? { namespace: o.namespace } : ('cluster' as const);
-      for (const message of o.errors ?? []) {
-        results = mergeResults(results, {
-          errors: resultOf({ scope, message: `${o.kind} ${o.name}: ${message}` }),
-          warnings: {},
-        });
-      }
-      for (const message of o.warnings ?? []) {
-        results = mergeResults(results, {
-          errors: {},
-          warnings: resultOf({ scope, message: `${o.kind} ${o.name}: ${message}` }),
-        });
-      }
-      if (o.result === 'failed') {
-        results = mergeResults(results, {
-          errors: resultOf({ scope, message: `${o.kind} ${o.name}: ${o.message ?? 'failed'}` }),
-          warnings: {},
-        });
-      } else if (o.result === 'skipped' && o.message?.includes('differs')) {
-        results = mergeResults(results, {
-          errors: {},
-          warnings: resultOf({ scope, message: `${o.kind} ${o.name}: ${o.message}` }),
-        });
-      }
-    }
+    report.log.push(...chunk.log);
+    for (const outcome of chunk.outcomes) addItemOutcome(report, outcome);
   }
   // The restored pods' exec hooks, after the items (Velero's finalizer waits for them last).
   const hooks = await hookReport({ store: deps.store, run, time: deps.clock.now().toISOString() });
-  log.push(...hooks.log);
-  results = mergeResults(results, hooks.results);
-  const errors = log.filter((e) => e.level === 'error').length;
-  const warnings = log.filter((e) => e.level === 'warning').length;
+  report.log.push(...hooks.log);
+  report.results = mergeResults(report.results, hooks.results);
+  const errors = report.log.filter((e) => e.level === 'error').length;
+  const warnings = report.log.filter((e) => e.level === 'warning').length;
   const phase = errors > 0 ? 'PartiallyFailed' : 'Completed';
   const completedAt = deps.clock.now();
-  log.push({
+  report.log.push({
     time: completedAt.toISOString(),
     level: 'info',
     msg: `Restore ${phase}`,
     fields: { restore: run.name, backup: run.backupName },
   });
+  await writeRestoreFiles({ store: deps.store, run, report, volumeInfos: volumes.infos });
+  const { totals } = report;
+  const items = totals.created + totals.updated + totals.skipped + totals.failed;
+  const status = restoreStatus({
+    run,
+    phase,
+    completedAt,
+    counts: { items, restored: totals.created + totals.updated, errors, warnings },
+    hookStatus: hooks.hookStatus,
+  });
+  await putOnce(deps.store, restoreKeys(run.name).status, JSON.stringify(status, null, 2), JSON_OBJECT);
+  return { name: run.name, phase, items, ...totals, errors, warnings, ...hooks.hookStatus };
+}
 
-  const json = { contentType: 'application/json' };
+/** What the restore's files are made of, gathered in restore order. */
+interface RestoreReport {
+  readonly log: LogEvent[];
+  results: Results;
+  /** Velero's resource list: `<apiVersion>/<kind>` to `<namespace>/<name>(<result>)` entries. */
+  readonly list: Record<string, string[]>;
+  readonly totals: Record<ItemOutcome['result'], number>;
+}
+
+const JSON_OBJECT = { contentType: 'application/json' };
+
+/**
+ * One outcome per chunk (`<phase>-<chunk>`, a retried chunk rewrote its own), read in parallel
+ * and taken in key order, which is restore order.
+ */
+async function readChunkOutcomes(options: {
+  store: ObjectStore;
+  run: RestoreRun;
+}): Promise<(PhaseOutcome | undefined)[]> {
+  const { store } = options;
+  const read = pLimit(16);
+  return Promise.all(
+    (await store.list(restoreWorkKeys(options.run).outcomesDir)).map((key) =>
+      read(async () => {
+        const raw = await store.get(key);
+        return raw ? (JSON.parse(gunzipSync(raw).toString('utf8')) as PhaseOutcome) : undefined;
+      }),
+    ),
+  );
+}
+
+/** An item's count, its resource list entry, and its problems as results of its scope. */
+function addItemOutcome(report: RestoreReport, o: ItemOutcome): void {
+  report.totals[o.result]++;
+  const entry = `${o.namespace ? `${o.namespace}/` : ''}${o.name}(${o.result})`;
+  const listKey = `${o.apiVersion}/${o.kind}`;
+  report.list[listKey] = [...(report.list[listKey] ?? []), entry];
+  const scope = o.namespace ? { namespace: o.namespace } : ('cluster' as const);
+  const error = (message: string): void => {
+    report.results = mergeResults(report.results, { errors: resultOf({ scope, message }), warnings: {} });
+  };
+  const warning = (message: string): void => {
+    report.results = mergeResults(report.results, { errors: {}, warnings: resultOf({ scope, message }) });
+  };
+  for (const message of o.errors ?? []) error(`${o.kind} ${o.name}: ${message}`);
+  for (const message of o.warnings ?? []) warning(`${o.kind} ${o.name}: ${message}`);
+  if (o.result === 'failed') error(`${o.kind} ${o.name}: ${o.message ?? 'failed'}`);
+  else if (o.result === 'skipped' && o.message?.includes('differs'))
+    warning(`${o.kind} ${o.name}: ${o.message}`);
+}
+
+/** What Velero keeps under `restores/<name>/` besides the restore itself, each written once. */
+async function writeRestoreFiles(options: {
+  store: ObjectStore;
+  run: RestoreRun;
+  report: RestoreReport;
+  volumeInfos: readonly unknown[];
+}): Promise<void> {
+  const { store, report } = options;
+  const keys = restoreKeys(options.run.name);
   const gz = (v: unknown): Buffer => gzipSync(JSON.stringify(v));
   const sorted = Object.fromEntries(
-    Object.keys(list)
+    Object.keys(report.list)
       .sort()
-      .map((k) => [k, (list[k] ?? []).sort()]),
+      .map((k) => [k, (report.list[k] ?? []).sort()]),
   );
-  await putOnce(deps.store, keys.logs, gzipSync(`${log.map(formatLogLine).join('\n')}\n`), {
+  await putOnce(store, keys.logs, gzipSync(`${report.log.map(formatLogLine).join('\n')}\n`), {
     contentType: 'application/gzip',
   });
-  await putOnce(deps.store, keys.results, gz(results), json);
-  await putOnce(deps.store, keys.resourceList, gz(sorted), json);
-  await putOnce(deps.store, keys.itemOperations, gz([]), json);
-  await putOnce(deps.store, keys.volumeInfo, gz(volumes.infos), json);
-  const items = totals.created + totals.updated + totals.skipped + totals.failed;
-  const status = {
+  await putOnce(store, keys.results, gz(report.results), JSON_OBJECT);
+  await putOnce(store, keys.resourceList, gz(sorted), JSON_OBJECT);
+  await putOnce(store, keys.itemOperations, gz([]), JSON_OBJECT);
+  await putOnce(store, keys.volumeInfo, gz(options.volumeInfos), JSON_OBJECT);
+}
+
+/** Lifeboat's record of the restore, shaped as Velero's Restore object. */
+function restoreStatus(options: {
+  run: RestoreRun;
+  phase: FinalizedRestore['phase'];
+  completedAt: Date;
+  counts: { items: number; restored: number; errors: number; warnings: number };
+  hookStatus: HookReport['hookStatus'];
+}): Record<string, unknown> {
+  const { run, counts } = options;
+  return {
     apiVersion: 'velero.io/v1',
     kind: 'Restore',
     metadata: { name: run.name, namespace: 'velero', creationTimestamp: rfc3339(new Date(run.startedAt)) },
     spec: { backupName: run.backupName },
     status: {
-      phase,
+      phase: options.phase,
       startTimestamp: rfc3339(new Date(run.startedAt)),
-      completionTimestamp: rfc3339(completedAt),
-      progress: { totalItems: items, itemsRestored: totals.created + totals.updated },
-      ...(errors ? { errors } : {}),
-      ...(warnings ? { warnings } : {}),
-      hookStatus: hooks.hookStatus,
+      completionTimestamp: rfc3339(options.completedAt),
+      progress: { totalItems: counts.items, itemsRestored: counts.restored },
+      ...(counts.errors ? { errors: counts.errors } : {}),
+      ...(counts.warnings ? { warnings: counts.warnings } : {}),
+      hookStatus: options.hookStatus,
     },
   };
-  await putOnce(deps.store, keys.status, JSON.stringify(status, null, 2), json);
-  return { name: run.name, phase, items, ...totals, errors, warnings, ...hooks.hookStatus };
 }

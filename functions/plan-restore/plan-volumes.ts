@@ -80,91 +80,106 @@ export interface VolumePlanner {
   finish(): Promise<{ items: HeldItem[]; generated: HeldItem[]; plan: VolumePlan }>;
 }
 
-export function volumePlanner(options: {
-  run: RestoreRun;
-  spec: RestoreSpec;
-  infos: readonly BackupVolumeInfo[];
-  cluster: ClusterWriter;
-  now: () => Date;
-  signal?: AbortSignal;
-}): VolumePlanner {
-  const { run, spec, infos, cluster } = options;
+interface VolumePlannerOptions {
+  readonly run: RestoreRun;
+  readonly spec: RestoreSpec;
+  readonly infos: readonly BackupVolumeInfo[];
+  readonly cluster: ClusterWriter;
+  readonly now: () => Date;
+  readonly signal?: AbortSignal;
+}
+
+export function volumePlanner(options: VolumePlannerOptions): VolumePlanner {
   const held: HeldItem[] = [];
-  const signal = options.signal ? { signal: options.signal } : {};
-  const active = infos.length > 0;
+  const active = options.infos.length > 0;
   return {
     holds: (groupResource) => active && (groupResource === PVS || groupResource === PVCS),
     hold: (item) => {
       held.push(item);
     },
-    finish: async () => {
-      const pvs = held.filter((i) => i.groupResource === PVS).map((i) => i.object);
-      const pvcs = held.filter((i) => i.groupResource === PVCS).map((i) => i.object);
-      const nameOf = (o: Json): string => String((o.metadata as { name?: unknown } | undefined)?.name ?? '');
-      const namespaceOf = (o: Json): string =>
-        String((o.metadata as { namespace?: unknown } | undefined)?.namespace ?? '');
-      // Only volumes re-created before the phases (from a native snapshot, or from the data
-      // mover's repository) depend on whether the PV is there already (Velero GH #609).
-      const native = new Set(
-        infos.filter((i) => i.backupMethod === 'NativeSnapshot' || movedByLifeboat(i)).map((i) => i.pvName),
-      );
-      const existingPvs = new Set<string>();
-      for (const name of pvs.map(nameOf).filter((n) => native.has(n))) {
-        const found = await cluster.read({
-          resource: PVS,
-          object: { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name } },
-          ...signal,
-        });
-        if (found) existingPvs.add(name);
-      }
-      const existingPvcs = new Set<string>();
-      for (const pvc of pvcs) {
-        const namespace = mappedNamespace(namespaceOf(pvc), spec.namespaceMapping);
-        const name = nameOf(pvc);
-        const found = await cluster.read({
-          resource: PVCS,
-          object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace } },
-          ...signal,
-        });
-        if (found) existingPvcs.add(`${namespace}/${name}`);
-      }
-      const decided = planVolumeRestore({
-        infos,
-        pvs,
-        pvcs,
-        ...(spec.restorePVs !== undefined ? { restorePVs: spec.restorePVs } : {}),
-        ...(spec.namespaceMapping ? { namespaceMapping: spec.namespaceMapping } : {}),
-        ...(spec.volumeAvailabilityZone ? { availabilityZone: spec.volumeAvailabilityZone } : {}),
-        ...(spec.volumeRegion || spec.volumeAccountRoleArn ? { elsewhere: true } : {}),
-        existingPvs,
-        existingPvcs,
-        names: {
-          // Velero: `velero-clone-` and a UUID; derived here so a retried plan agrees with itself.
-          clone: (pvName) => `velero-clone-${uuidOf(`${run.name}/${pvName}`)}`,
-          // Velero GenerateSha256FromRestoreUIDAndVsName: the hex SHA-256 of the restore and the
-          // snapshot; Lifeboat restores have no UID, and hash the PVC's namespace and name.
-          snapshot: (pvc) => sha256(`${run.name}/${pvc.namespace}/${pvc.name}`),
-        },
-      });
-      const sourceNamespace = (o: Json): string => namespaceOf(o);
-      return {
-        items: [
-          ...decided.pvs.map((object) => ({ groupResource: PVS, sourceNamespace: '', object })),
-          ...decided.pvcs.map((object) => ({
-            groupResource: PVCS,
-            sourceNamespace: sourceNamespace(object),
-            object,
-          })),
-        ],
-        generated: decided.snapshots.map((s) => ({
-          groupResource: s.groupResource,
-          sourceNamespace: sourceNamespace(s.object),
-          object: s.object,
-        })),
-        plan: volumePlanOf({ decided, run, time: options.now().toISOString() }),
-      };
-    },
+    finish: () => finishVolumePlan({ ...options, held }),
   };
+}
+
+const nameOf = (o: Json): string => String((o.metadata as { name?: unknown } | undefined)?.name ?? '');
+const namespaceOf = (o: Json): string =>
+  String((o.metadata as { namespace?: unknown } | undefined)?.namespace ?? '');
+
+/** The held PVs and PVCs decided, with what the volume steps create and the plan they follow. */
+async function finishVolumePlan(
+  options: VolumePlannerOptions & { held: readonly HeldItem[] },
+): ReturnType<VolumePlanner['finish']> {
+  const { run, spec, infos, held } = options;
+  const pvs = held.filter((i) => i.groupResource === PVS).map((i) => i.object);
+  const pvcs = held.filter((i) => i.groupResource === PVCS).map((i) => i.object);
+  const existing = await existingVolumes({ ...options, pvs, pvcs });
+  const decided = planVolumeRestore({
+    infos,
+    pvs,
+    pvcs,
+    ...(spec.restorePVs !== undefined ? { restorePVs: spec.restorePVs } : {}),
+    ...(spec.namespaceMapping ? { namespaceMapping: spec.namespaceMapping } : {}),
+    ...(spec.volumeAvailabilityZone ? { availabilityZone: spec.volumeAvailabilityZone } : {}),
+    ...(spec.volumeRegion || spec.volumeAccountRoleArn ? { elsewhere: true } : {}),
+    ...existing,
+    names: {
+      // Velero: `velero-clone-` and a UUID; derived here so a retried plan agrees with itself.
+      clone: (pvName) => `velero-clone-${uuidOf(`${run.name}/${pvName}`)}`,
+      // Velero GenerateSha256FromRestoreUIDAndVsName: the hex SHA-256 of the restore and the
+      // snapshot; Lifeboat restores have no UID, and hash the PVC's namespace and name.
+      snapshot: (pvc) => sha256(`${run.name}/${pvc.namespace}/${pvc.name}`),
+    },
+  });
+  return {
+    items: [
+      ...decided.pvs.map((object) => ({ groupResource: PVS, sourceNamespace: '', object })),
+      ...decided.pvcs.map((object) => ({
+        groupResource: PVCS,
+        sourceNamespace: namespaceOf(object),
+        object,
+      })),
+    ],
+    generated: decided.snapshots.map((s) => ({
+      groupResource: s.groupResource,
+      sourceNamespace: namespaceOf(s.object),
+      object: s.object,
+    })),
+    plan: volumePlanOf({ decided, run, time: options.now().toISOString() }),
+  };
+}
+
+/** Which of the held volumes the target cluster has already, asked one by one. */
+async function existingVolumes(
+  options: VolumePlannerOptions & { pvs: readonly Json[]; pvcs: readonly Json[] },
+): Promise<{ existingPvs: Set<string>; existingPvcs: Set<string> }> {
+  const { cluster, infos } = options;
+  const signal = options.signal ? { signal: options.signal } : {};
+  // Only volumes re-created before the phases (from a native snapshot, or from the data
+  // mover's repository) depend on whether the PV is there already (Velero GH #609).
+  const native = new Set(
+    infos.filter((i) => i.backupMethod === 'NativeSnapshot' || movedByLifeboat(i)).map((i) => i.pvName),
+  );
+  const existingPvs = new Set<string>();
+  for (const name of options.pvs.map(nameOf).filter((n) => native.has(n))) {
+    const found = await cluster.read({
+      resource: PVS,
+      object: { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name } },
+      ...signal,
+    });
+    if (found) existingPvs.add(name);
+  }
+  const existingPvcs = new Set<string>();
+  for (const pvc of options.pvcs) {
+    const namespace = mappedNamespace(namespaceOf(pvc), options.spec.namespaceMapping);
+    const name = nameOf(pvc);
+    const found = await cluster.read({
+      resource: PVCS,
+      object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace } },
+      ...signal,
+    });
+    if (found) existingPvcs.add(`${namespace}/${name}`);
+  }
+  return { existingPvs, existingPvcs };
 }
 
 function volumePlanOf(options: { decided: VolumeRestorePlan; run: RestoreRun; time: string }): VolumePlan {

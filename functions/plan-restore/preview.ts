@@ -8,6 +8,9 @@ import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import { existingAction } from '../restore-phase/compare.js';
 import { hookPreview } from './plan-item.js';
 
+type Preview = NonNullable<RestorePlan['preview']>;
+type PreviewEntry = Preview[number];
+
 /**
  * What a restore would do with each item, step by step (one step without a recipe) and in phase
  * order within a step, asking the cluster but changing nothing.
@@ -16,74 +19,93 @@ export async function preview(options: {
   sequence: readonly { step?: number; order: readonly string[]; items: readonly PlannedItem[] }[];
   deps: { readonly cluster: Pick<ClusterWriter, 'read'> };
   policy: 'none' | 'update';
-}): Promise<NonNullable<RestorePlan['preview']>> {
-  const out: NonNullable<RestorePlan['preview']> = [];
-  // In a namespace the restore creates, the cluster itself adds these before the restore gets to
-  // them; the restore then finds them existing.
-  const newNamespaces = new Set<string>();
-  const all = options.sequence.flatMap((s) => s.items);
-  for (const item of all.filter((i) => i.groupResource === 'namespaces')) {
-    const exists = await options.deps.cluster.read({ resource: 'namespaces', object: item.object });
-    if (!exists)
-      newNamespaces.add(String((item.object.metadata as { name?: unknown } | undefined)?.name ?? ''));
-  }
-  const addedByCluster = (phase: string, namespace: string | undefined, name: string | undefined): boolean =>
-    namespace !== undefined && newNamespaces.has(namespace) && addedWithNamespace(phase, name);
+}): Promise<Preview> {
+  const out: Preview = [];
+  const { cluster } = options.deps;
+  const newNamespaces = await namespacesCreated({
+    items: options.sequence.flatMap((s) => s.items),
+    cluster,
+  });
   for (const { step, order, items } of options.sequence) {
     const at = step === undefined ? {} : { recipeStep: step };
     for (const phase of order) {
       for (const item of items.filter((i) => i.groupResource === phase)) {
-        const meta = (item.object.metadata ?? {}) as { namespace?: string; name?: string };
-        const label = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
-        if (addedByCluster(phase, meta.namespace, meta.name)) {
-          // The backed-up default ServiceAccount is merged into the one the cluster creates.
-          const merged =
-            phase === 'serviceaccounts' &&
-            existingAction({
-              existing: {
-                apiVersion: 'v1',
-                kind: 'ServiceAccount',
-                metadata: { name: meta.name, namespace: meta.namespace },
-              },
-              desired: item.object,
-              policy: options.policy,
-              groupResource: phase,
-            }).action === 'update';
-          out.push(
-            merged
-              ? { phase, item: label, action: 'update', ...at }
-              : {
-                  phase,
-                  item: label,
-                  action: 'skip',
-                  reason: 'the cluster creates it with the namespace',
-                  ...at,
-                },
-          );
-          continue;
-        }
-        const existing = await options.deps.cluster.read({
-          resource: phase.split('.')[0] ?? phase,
-          object: item.object,
-        });
-        if (!existing) {
-          // A pod's restore hooks show on creates only: Velero runs them for pods it creates.
-          out.push({ phase, item: label, action: 'create', ...at, ...hookPreview(item) });
-          continue;
-        }
-        const decided = existingAction({
-          existing,
-          desired: item.object,
-          policy: options.policy,
-          groupResource: phase,
-        });
-        out.push(
-          decided.action === 'update'
-            ? { phase, item: label, action: 'update', ...at }
-            : { phase, item: label, action: 'skip', reason: decided.reason, ...at },
-        );
+        out.push(await previewItem({ item, phase, at, policy: options.policy, cluster, newNamespaces }));
       }
     }
   }
   return out;
+}
+
+/**
+ * In a namespace the restore creates, the cluster itself adds these before the restore gets to
+ * them; the restore then finds them existing.
+ */
+async function namespacesCreated(options: {
+  items: readonly PlannedItem[];
+  cluster: Pick<ClusterWriter, 'read'>;
+}): Promise<Set<string>> {
+  const newNamespaces = new Set<string>();
+  for (const item of options.items.filter((i) => i.groupResource === 'namespaces')) {
+    const exists = await options.cluster.read({ resource: 'namespaces', object: item.object });
+    if (!exists)
+      newNamespaces.add(String((item.object.metadata as { name?: unknown } | undefined)?.name ?? ''));
+  }
+  return newNamespaces;
+}
+
+interface ItemPreview {
+  readonly item: PlannedItem;
+  readonly phase: string;
+  readonly at: { recipeStep?: number };
+  readonly policy: 'none' | 'update';
+  readonly cluster: Pick<ClusterWriter, 'read'>;
+  readonly newNamespaces: ReadonlySet<string>;
+}
+
+/** One item: created, updated, or skipped and why, as RestorePhase would find it. */
+async function previewItem(options: ItemPreview): Promise<PreviewEntry> {
+  const { item, phase, at, policy } = options;
+  const meta = (item.object.metadata ?? {}) as { namespace?: string; name?: string };
+  const label = `${meta.namespace ? `${meta.namespace}/` : ''}${meta.name ?? ''}`;
+  const addedByCluster =
+    meta.namespace !== undefined &&
+    options.newNamespaces.has(meta.namespace) &&
+    addedWithNamespace(phase, meta.name);
+  if (addedByCluster) return clusterDefaultPreview({ ...options, meta, label });
+  const existing = await options.cluster.read({
+    resource: phase.split('.')[0] ?? phase,
+    object: item.object,
+  });
+  if (!existing) {
+    // A pod's restore hooks show on creates only: Velero runs them for pods it creates.
+    return { phase, item: label, action: 'create', ...at, ...hookPreview(item) };
+  }
+  const decided = existingAction({ existing, desired: item.object, policy, groupResource: phase });
+  return decided.action === 'update'
+    ? { phase, item: label, action: 'update', ...at }
+    : { phase, item: label, action: 'skip', reason: decided.reason, ...at };
+}
+
+/** An object the cluster adds with a new namespace: skipped, or merged for a ServiceAccount. */
+function clusterDefaultPreview(
+  options: ItemPreview & { meta: { namespace?: string; name?: string }; label: string },
+): PreviewEntry {
+  const { phase, meta, label, at } = options;
+  // The backed-up default ServiceAccount is merged into the one the cluster creates.
+  const merged =
+    phase === 'serviceaccounts' &&
+    existingAction({
+      existing: {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: meta.name, namespace: meta.namespace },
+      },
+      desired: options.item.object,
+      policy: options.policy,
+      groupResource: phase,
+    }).action === 'update';
+  return merged
+    ? { phase, item: label, action: 'update', ...at }
+    : { phase, item: label, action: 'skip', reason: 'the cluster creates it with the namespace', ...at };
 }

@@ -33,6 +33,35 @@ export interface ItemContext {
 }
 
 export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<ItemOutcome> {
+  const attempt = startAttempt(item, ctx);
+  try {
+    return await createItem(attempt);
+  } catch (error) {
+    // Throttling or a server error the adapter's own retries did not outlast: the chunk fails
+    // and its step is retried (a retried chunk recognises what this attempt wrote).
+    if (error instanceof RetryableError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    attempt.note('error', `Could not restore: ${message}`);
+    return { ...attempt.id, result: 'failed', message, ...problemsOf(attempt) };
+  }
+}
+
+/** One item being restored: who it is, where its log lines and problems go. */
+interface ItemAttempt {
+  readonly item: PlannedItem;
+  readonly ctx: ItemContext;
+  readonly id: Pick<ItemOutcome, 'apiVersion' | 'kind' | 'namespace' | 'name'>;
+  /** The resource's plural, as the cluster's writes take it. */
+  readonly resource: string;
+  readonly signal: { signal?: AbortSignal };
+  note(level: LogEvent['level'], msg: string): void;
+  readonly errors: string[];
+  readonly warnings: string[];
+  /** A created or updated item's message: the resource modifier rules that failed. */
+  readonly modifierMessage: { message?: string };
+}
+
+function startAttempt(item: PlannedItem, ctx: ItemContext): ItemAttempt {
   const { object } = item;
   const meta = (object.metadata ?? {}) as { namespace?: string; name?: string };
   const id = {
@@ -50,95 +79,105 @@ export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<
   const note = (level: LogEvent['level'], msg: string): void => {
     ctx.log.push({ time: ctx.clock.now().toISOString(), level, msg, fields });
   };
-  const resource = ctx.groupResource.split('.')[0] ?? ctx.groupResource;
-  const signal = ctx.signal ? { signal: ctx.signal } : {};
-  const writeStatus = async (resourceVersion: unknown): Promise<void> => {
-    if (item.status === undefined) return;
-    try {
-      await ctx.cluster.replaceStatus({
-        resource,
-        object,
-        status: item.status,
-        resourceVersion: String(resourceVersion ?? ''),
-        ...signal,
-      });
-      note('info', 'Restored the status');
-    } catch (error) {
-      const message = `Could not restore the status: ${error instanceof Error ? error.message : String(error)}`;
-      note('warning', message);
-      itemWarnings.push(message);
-    }
-  };
   // Velero: a modifier error is the item's error, yet the item is restored as modified so far.
   for (const problem of item.problems ?? []) note('error', `Resource modifiers: ${problem}`);
-  const itemErrors = (item.problems ?? []).map((p) => `resource modifiers: ${p}`);
-  const itemWarnings: string[] = [];
-  // Velero adds each to the restore's results, whatever becomes of the item itself.
-  const problems = () => ({
-    ...(itemErrors.length > 0 ? { errors: itemErrors } : {}),
-    ...(itemWarnings.length > 0 ? { warnings: [...itemWarnings] } : {}),
+  return {
+    item,
+    ctx,
+    id,
+    resource: ctx.groupResource.split('.')[0] ?? ctx.groupResource,
+    signal: ctx.signal ? { signal: ctx.signal } : {},
+    note,
+    errors: (item.problems ?? []).map((p) => `resource modifiers: ${p}`),
+    warnings: [],
+    modifierMessage: item.problems?.length
+      ? { message: `resource modifiers: ${item.problems.join('; ')}` }
+      : {},
+  };
+}
+
+/** Velero adds each to the restore's results, whatever becomes of the item itself. */
+function problemsOf(attempt: ItemAttempt): { errors?: string[]; warnings?: string[] } {
+  return {
+    ...(attempt.errors.length > 0 ? { errors: attempt.errors } : {}),
+    ...(attempt.warnings.length > 0 ? { warnings: [...attempt.warnings] } : {}),
+  };
+}
+
+/** Creates the item; one that exists already is settled by settleExisting. */
+async function createItem(attempt: ItemAttempt): Promise<ItemOutcome> {
+  const { ctx, id, resource, signal } = attempt;
+  const { object } = attempt.item;
+  if (id.namespace && addedWithNamespace(ctx.groupResource, id.name)) {
+    // In a namespace this restore just created the cluster adds this object itself, soon:
+    // wait for it, so the restore finds it existing, as its dry run foresaw, whatever the load.
+    await waitForClusterDefault({ ctx, resource, object, ...signal });
+  }
+  const written = await ctx.cluster.create({ resource, object, ...signal });
+  if (ctx.groupResource === CRDS) {
+    await ctx.cluster.waitForCrd({ name: id.name, timeoutMs: ctx.crdTimeoutMs ?? 60_000, ...signal });
+  }
+  if (written.result === 'created') {
+    attempt.note('info', 'Restored item');
+    await writeStatus(attempt, resourceVersionOf(written.created));
+    return { ...id, result: 'created', ...attempt.modifierMessage, ...problemsOf(attempt) };
+  }
+  return settleExisting(attempt, written.existing);
+}
+
+/** An item that exists: what an earlier attempt wrote, else as `existingResourcePolicy` says. */
+async function settleExisting(attempt: ItemAttempt, existing: Record<string, unknown>): Promise<ItemOutcome> {
+  const { ctx, id, resource, signal } = attempt;
+  const { object } = attempt.item;
+  // A retried chunk finds what its earlier attempt wrote.
+  const earlier = earlierAttempt({ existing, restoreName: ctx.run.name, startedAt: ctx.run.startedAt });
+  if (earlier) {
+    attempt.note('info', earlier === 'created' ? 'Restored item' : 'Updated existing item');
+    // The earlier attempt may have stopped between the create and the status write.
+    if (earlier === 'created') await writeStatus(attempt, resourceVersionOf(existing));
+    return { ...id, result: earlier, ...attempt.modifierMessage, ...problemsOf(attempt) };
+  }
+  const decided = existingAction({
+    existing,
+    desired: object,
+    policy: ctx.policy,
+    groupResource: ctx.groupResource,
   });
-  const modifierMessage = item.problems?.length
-    ? { message: `resource modifiers: ${item.problems.join('; ')}` }
-    : {};
+  if (decided.action === 'update') {
+    await ctx.cluster.mergePatch({ resource, object, patch: decided.patch, ...signal });
+    attempt.note(
+      'info',
+      ctx.groupResource === 'serviceaccounts'
+        ? 'Merged the backed-up service account into the existing one'
+        : 'Updated existing item',
+    );
+    return { ...id, result: 'updated', ...attempt.modifierMessage, ...problemsOf(attempt) };
+  }
+  const differs = decided.reason.includes('differs');
+  attempt.note(differs ? 'warning' : 'info', `Skipped: ${decided.reason}`);
+  return { ...id, result: 'skipped', message: decided.reason, ...problemsOf(attempt) };
+}
+
+const resourceVersionOf = (object: Record<string, unknown>): unknown =>
+  (object.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
+
+/** The backed-up status, when the plan kept one; a failure is a warning, as Velero's. */
+async function writeStatus(attempt: ItemAttempt, resourceVersion: unknown): Promise<void> {
+  const { item, ctx } = attempt;
+  if (item.status === undefined) return;
   try {
-    if (id.namespace && addedWithNamespace(ctx.groupResource, id.name)) {
-      // In a namespace this restore just created the cluster adds this object itself, soon:
-      // wait for it, so the restore finds it existing, as its dry run foresaw, whatever the load.
-      await waitForClusterDefault({ ctx, resource, object, ...signal });
-    }
-    const written = await ctx.cluster.create({ resource, object, ...signal });
-    if (ctx.groupResource === CRDS) {
-      await ctx.cluster.waitForCrd({ name: id.name, timeoutMs: ctx.crdTimeoutMs ?? 60_000, ...signal });
-    }
-    if (written.result === 'created') {
-      note('info', 'Restored item');
-      await writeStatus(
-        (written.created.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion,
-      );
-      return { ...id, result: 'created', ...modifierMessage, ...problems() };
-    }
-    // A retried chunk finds what its earlier attempt wrote.
-    const earlier = earlierAttempt({
-      existing: written.existing,
-      restoreName: ctx.run.name,
-      startedAt: ctx.run.startedAt,
+    await ctx.cluster.replaceStatus({
+      resource: attempt.resource,
+      object: item.object,
+      status: item.status,
+      resourceVersion: String(resourceVersion ?? ''),
+      ...attempt.signal,
     });
-    if (earlier) {
-      note('info', earlier === 'created' ? 'Restored item' : 'Updated existing item');
-      // The earlier attempt may have stopped between the create and the status write.
-      if (earlier === 'created')
-        await writeStatus(
-          (written.existing.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion,
-        );
-      return { ...id, result: earlier, ...modifierMessage, ...problems() };
-    }
-    const decided = existingAction({
-      existing: written.existing,
-      desired: object,
-      policy: ctx.policy,
-      groupResource: ctx.groupResource,
-    });
-    if (decided.action === 'update') {
-      await ctx.cluster.mergePatch({ resource, object, patch: decided.patch, ...signal });
-      note(
-        'info',
-        ctx.groupResource === 'serviceaccounts'
-          ? 'Merged the backed-up service account into the existing one'
-          : 'Updated existing item',
-      );
-      return { ...id, result: 'updated', ...modifierMessage, ...problems() };
-    }
-    const differs = decided.reason.includes('differs');
-    note(differs ? 'warning' : 'info', `Skipped: ${decided.reason}`);
-    return { ...id, result: 'skipped', message: decided.reason, ...problems() };
+    attempt.note('info', 'Restored the status');
   } catch (error) {
-    // Throttling or a server error the adapter's own retries did not outlast: the chunk fails
-    // and its step is retried (a retried chunk recognises what this attempt wrote).
-    if (error instanceof RetryableError) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    note('error', `Could not restore: ${message}`);
-    return { ...id, result: 'failed', message, ...problems() };
+    const message = `Could not restore the status: ${error instanceof Error ? error.message : String(error)}`;
+    attempt.note('warning', message);
+    attempt.warnings.push(message);
   }
 }
 

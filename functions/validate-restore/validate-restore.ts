@@ -8,16 +8,21 @@
  * this run. Invalid input is an outcome, not an exception.
  */
 
-import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
-import { validateRestoreRequest } from '../../shared/contracts/restore-request.js';
+import { rejectedRequest, type ValidationResult } from '../../shared/contracts/kubernetes.js';
+import {
+  type RestoreRequest,
+  type RestoreSpec,
+  validateRestoreRequest,
+} from '../../shared/contracts/restore-request.js';
 import type { RestoreRun, RestoreValidation } from '../../shared/contracts/restore-run.js';
 import type { FieldProblem } from '../../shared/domain/errors.js';
+import type { ResourceModifiers } from '../../shared/domain/restore/resource-modifiers.js';
 import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
 import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName } from '../common/name-claim.js';
-import { resolveRecipeReference } from '../common/recipe-reference.js';
+import { type ResolvedRecipe, resolveRecipeReference } from '../common/recipe-reference.js';
 import { movedVolumeKeyProblems } from './moved-volume-key.js';
 import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
 import { restoreHookProblems } from './restore-hooks.js';
@@ -58,7 +63,6 @@ export async function validateRestore(
   if (!checked.ok) return rejected(checked.problems);
   const request = checked.value;
   const spec = request.restore.spec;
-  const name = request.restore.metadata.name;
 
   const backupName =
     spec.backupName ??
@@ -71,62 +75,109 @@ export async function validateRestore(
       },
     ]);
   }
-  const backup = await document(deps.store, backupKeys(backupName).metadata);
-  const problems: FieldProblem[] = [];
-  if (!backup)
-    problems.push({ path: 'restore.spec.backupName', message: `backup "${backupName}" not found` });
-  else if (backup.status.phase !== 'Completed' && backup.status.phase !== 'PartiallyFailed') {
-    problems.push({
-      path: 'restore.spec.backupName',
-      message: `backup "${backupName}" is ${backup.status.phase}, not restorable`,
-    });
-  } else {
-    problems.push(
-      ...(await movedVolumeKeyProblems({
-        store: deps.store,
-        backupName,
-        spec,
-        ...(deps.signal ? { signal: deps.signal } : {}),
-      })),
-    );
-  }
+  const checks = await checkRestore({ request, backupName, deps });
+  if (checks.problems.length > 0) return rejected(checks.problems);
+  return startRun({ request, backupName, checks, runId: input.runId, deps });
+}
+
+/** What the checks of a request found: its problems, and what a valid run keeps of them. */
+interface RestoreChecks {
+  readonly problems: readonly FieldProblem[];
+  readonly modifiers: ValidationResult<ResourceModifiers | undefined>;
+  readonly recipe: ValidationResult<ResolvedRecipe> | undefined;
+}
+
+/** Every check past the request's own shape, each problem by field path, in the order reported. */
+async function checkRestore(options: {
+  request: RestoreRequest;
+  backupName: string;
+  deps: ValidateRestoreDeps;
+}): Promise<RestoreChecks> {
+  const { request, backupName, deps } = options;
+  const spec = request.restore.spec;
+  const problems: FieldProblem[] = [
+    ...(await backupProblems({
+      store: deps.store,
+      backupName,
+      spec,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    })),
+  ];
   const modifiers = await resolveResourceModifiers(request, {
     ...(deps.clusterNamed ? { clusterNamed: deps.clusterNamed } : {}),
     ...(deps.signal ? { signal: deps.signal } : {}),
   });
   if (!modifiers.ok) problems.push(...modifiers.problems);
-  const { clusterNamed } = deps;
-  const recipe = spec.recipe
-    ? await resolveRecipeReference({
-        ref: spec.recipe,
-        path: 'restore.spec.recipe',
-        workflow: 'restore',
-        ...(request.restore.metadata.namespace
-          ? { requestNamespace: request.restore.metadata.namespace }
-          : {}),
-        ...(clusterNamed ? { cluster: () => clusterNamed(request.cluster) } : {}),
-        ...(deps.signal ? { signal: deps.signal } : {}),
-      })
-    : undefined;
+  const recipe = spec.recipe ? await resolveRecipe({ request, ref: spec.recipe, deps }) : undefined;
   if (recipe && !recipe.ok) problems.push(...recipe.problems);
   problems.push(...restoreHookProblems(spec));
-  if (problems.length > 0) return rejected(problems);
+  return { problems, modifiers, recipe };
+}
 
+/** The backup must exist and be restorable; then its moved volumes' key is checked. */
+async function backupProblems(options: {
+  store: ObjectStore;
+  backupName: string;
+  spec: RestoreSpec;
+  signal?: AbortSignal;
+}): Promise<FieldProblem[]> {
+  const { store, backupName } = options;
+  const backup = await document(store, backupKeys(backupName).metadata);
+  if (!backup) return [{ path: 'restore.spec.backupName', message: `backup "${backupName}" not found` }];
+  if (backup.status.phase !== 'Completed' && backup.status.phase !== 'PartiallyFailed') {
+    return [
+      {
+        path: 'restore.spec.backupName',
+        message: `backup "${backupName}" is ${backup.status.phase}, not restorable`,
+      },
+    ];
+  }
+  return movedVolumeKeyProblems(options);
+}
+
+/** The recipe the request names: inline, or a ConfigMap of the target cluster. */
+function resolveRecipe(options: {
+  request: RestoreRequest;
+  ref: NonNullable<RestoreSpec['recipe']>;
+  deps: ValidateRestoreDeps;
+}): Promise<ValidationResult<ResolvedRecipe>> {
+  const { request, deps } = options;
+  const { clusterNamed } = deps;
+  return resolveRecipeReference({
+    ref: options.ref,
+    path: 'restore.spec.recipe',
+    workflow: 'restore',
+    ...(request.restore.metadata.namespace ? { requestNamespace: request.restore.metadata.namespace } : {}),
+    ...(clusterNamed ? { cluster: () => clusterNamed(request.cluster) } : {}),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+}
+
+/** A valid request: the run, its claimed name (unless a dry run) and its working data. */
+async function startRun(options: {
+  request: RestoreRequest;
+  backupName: string;
+  checks: RestoreChecks;
+  runId: string;
+  deps: ValidateRestoreDeps;
+}): Promise<RestoreValidation> {
+  const { request, deps } = options;
+  const name = request.restore.metadata.name;
   const startedAt = deps.clock.now();
   const run: RestoreRun = {
     name,
-    backupName,
+    backupName: options.backupName,
     cluster: request.cluster,
-    runId: input.runId,
+    runId: options.runId,
     startedAt: startedAt.toISOString(),
-    dryRun: spec.dryRun === true,
+    dryRun: request.restore.spec.dryRun === true,
   };
   // A dry run writes nothing: no claim, no working data beyond the request.
   if (!run.dryRun) {
     const claim = await claimName({
       store: deps.store,
       key: restoreKeys(name).claim,
-      runId: input.runId,
+      runId: options.runId,
       startedAt,
     });
     if (claim.taken) {
@@ -135,18 +186,30 @@ export async function validateRestore(
       ]);
     }
   }
-  await deps.store.put(restoreWorkKeys(run).request, JSON.stringify(request), {
+  await writeWorkingData({ store: deps.store, run, request, checks: options.checks });
+  return { valid: true, run };
+}
+
+/** The request, and the recipe and resource modifiers as resolved, for the steps that follow. */
+async function writeWorkingData(options: {
+  store: ObjectStore;
+  run: RestoreRun;
+  request: RestoreRequest;
+  checks: RestoreChecks;
+}): Promise<void> {
+  const { store, run } = options;
+  const { recipe, modifiers } = options.checks;
+  await store.put(restoreWorkKeys(run).request, JSON.stringify(options.request), {
     contentType: 'application/json',
   });
   if (recipe?.ok) {
-    await deps.store.put(restoreWorkKeys(run).recipe, JSON.stringify(recipe.value.stored), {
+    await store.put(restoreWorkKeys(run).recipe, JSON.stringify(recipe.value.stored), {
       contentType: 'application/json',
     });
   }
   if (modifiers.ok && modifiers.value) {
-    await deps.store.put(restoreWorkKeys(run).resourceModifiers, JSON.stringify(modifiers.value), {
+    await store.put(restoreWorkKeys(run).resourceModifiers, JSON.stringify(modifiers.value), {
       contentType: 'application/json',
     });
   }
-  return { valid: true, run };
 }
