@@ -16,7 +16,7 @@ import {
 import { factsOf } from '../../shared/domain/backup/item-blocks.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import type { BackupHookSpec } from '../../shared/domain/hooks/backup.js';
-import { hookStatusOf, itemsAfterPreHooks } from '../../shared/domain/hooks/plan.js';
+import { type BlockHookPlan, hookStatusOf, itemsAfterPreHooks } from '../../shared/domain/hooks/plan.js';
 import { apiVersionOf } from '../../shared/domain/kubernetes/api-resources.js';
 import { itemIdentity } from '../../shared/domain/kubernetes/item-ref.js';
 import { backupWorkKeys } from '../../shared/domain/storage/keys.js';
@@ -28,7 +28,13 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import { gzipFast } from '../common/gzip.js';
-import { blockHasPods, planHooksOfBlock, planWarnings, runHookPhase } from './block-hooks.js';
+import {
+  blockHasPods,
+  type HookPhaseOutcome,
+  planHooksOfBlock,
+  planWarnings,
+  runHookPhase,
+} from './block-hooks.js';
 import { type BlockVolumesDeps, backUpBlockVolumes } from './volumes.js';
 
 export type BlockPayload = ItemBlockMessage['blocks'][number];
@@ -141,6 +147,12 @@ function addItem(output: BlocksOutput, options: { item: BlockItem; backup: strin
   });
 }
 
+/** What backing up one block needs besides its items; `backUpBlock` takes it with the block. */
+type BlockDeps = { store: ObjectStore; clock: Clock; signal?: AbortSignal } & Omit<
+  BlockVolumesDeps,
+  'store' | 'clock'
+>;
+
 /**
  * Backs up one block into `output`: pre hooks → items → post hooks. With a `budgetMs`, a block
  * whose hooks could run longer than that is not backed up and `deferred` is returned. Either
@@ -151,16 +163,12 @@ export async function backUpBlock(options: {
   backup: Backup;
   output: BlocksOutput;
   hookSettings: () => Promise<HookSettings>;
-  deps: { store: ObjectStore; clock: Clock; signal?: AbortSignal } & Omit<
-    BlockVolumesDeps,
-    'store' | 'clock'
-  >;
+  deps: BlockDeps;
   budgetMs?: number;
 }): Promise<{ deferred: boolean; worstCaseMs: number }> {
   const { output, deps } = options;
   const backup = options.backup.name;
   const items = await itemsOf(options.block, deps.store, deps.signal);
-  const now = (): string => deps.clock.now().toISOString();
   const blockId = options.block.id;
   if (!blockHasPods(items)) {
     await addItems({ output, items, backup: options.backup, blockId, deps });
@@ -177,7 +185,22 @@ export async function backUpBlock(options: {
     await addItems({ output, items, backup: options.backup, blockId, deps });
     return { deferred: false, worstCaseMs: 0 };
   }
-  const podExec = await settings.podExec();
+  await backUpWithinHooks({ ...options, items, plan, podExec: await settings.podExec() });
+  return { deferred: false, worstCaseMs };
+}
+
+/** Pre hooks, the items (but those a failed Fail pre hook takes out), then post hooks. */
+async function backUpWithinHooks(options: {
+  items: readonly BlockItem[];
+  plan: BlockHookPlan;
+  podExec: PodExec;
+  block: BlockPayload;
+  backup: Backup;
+  output: BlocksOutput;
+  deps: BlockDeps;
+}): Promise<void> {
+  const { output, deps, plan, podExec } = options;
+  const backup = options.backup.name;
   const phase = (p: 'pre' | 'post', pods: typeof plan.pods) =>
     runHookPhase({
       pods,
@@ -188,33 +211,12 @@ export async function backUpBlock(options: {
       ...(deps.signal ? { signal: deps.signal } : {}),
     });
   const pre = await phase('pre', plan.pods);
-  let backUp = items;
-  if (pre.failedPods.length > 0) {
-    // Only now are the block's PVCs parsed: which of them only the skipped pods mount.
-    const facts = items.map((i) =>
-      i.ref.group === '' && (i.ref.resource === 'pods' || i.ref.resource === 'persistentvolumeclaims')
-        ? factsOf(i.ref, JSON.parse(i.json))
-        : { ref: i.ref },
-    );
-    const { skipped } = itemsAfterPreHooks({ items: facts, failedPods: pre.failedPods });
-    const skippedIds = new Set(skipped.map((s) => itemIdentity(s.ref)));
-    backUp = items.filter((i) => !skippedIds.has(itemIdentity(i.ref)));
-    const time = now();
-    for (const { ref, reason } of skipped)
-      output.log.push({
-        time,
-        level: 'info',
-        msg: `Skipped item: ${reason}`,
-        fields: {
-          backup,
-          name: ref.name,
-          namespace: ref.namespace,
-          resource: ref.group ? `${ref.resource}.${ref.group}` : ref.resource,
-        },
-      });
-  }
+  const backUp =
+    pre.failedPods.length > 0
+      ? withoutSkippedItems({ items: options.items, failedPods: pre.failedPods, output, deps, backup })
+      : options.items;
   output.log.push(...pre.log);
-  await addItems({ output, items: backUp, backup: options.backup, blockId, deps });
+  await addItems({ output, items: backUp, backup: options.backup, blockId: options.block.id, deps });
   const failed = new Set(pre.failedPods.map((p) => `${p.namespace}/${p.name}`));
   // Velero: post hooks only where the pre hooks did not fail.
   const post = await phase(
@@ -228,7 +230,43 @@ export async function backUpBlock(options: {
     attempted: output.hooks.attempted + counts.hooksAttempted,
     failed: output.hooks.failed + counts.hooksFailed,
   };
-  return { deferred: false, worstCaseMs };
+}
+
+/**
+ * The block's items without the pods whose Fail pre hook failed and the PVCs only they mount
+ * (Velero), each skipped item logged.
+ */
+function withoutSkippedItems(options: {
+  items: readonly BlockItem[];
+  failedPods: HookPhaseOutcome['failedPods'];
+  output: BlocksOutput;
+  deps: Pick<BlockDeps, 'clock'>;
+  backup: string;
+}): readonly BlockItem[] {
+  const { items, output, backup } = options;
+  // Only now are the block's PVCs parsed: which of them only the skipped pods mount.
+  const facts = items.map((i) =>
+    i.ref.group === '' && (i.ref.resource === 'pods' || i.ref.resource === 'persistentvolumeclaims')
+      ? factsOf(i.ref, JSON.parse(i.json))
+      : { ref: i.ref },
+  );
+  const { skipped } = itemsAfterPreHooks({ items: facts, failedPods: options.failedPods });
+  const skippedIds = new Set(skipped.map((s) => itemIdentity(s.ref)));
+  const backUp = items.filter((i) => !skippedIds.has(itemIdentity(i.ref)));
+  const time = options.deps.clock.now().toISOString();
+  for (const { ref, reason } of skipped)
+    output.log.push({
+      time,
+      level: 'info',
+      msg: `Skipped item: ${reason}`,
+      fields: {
+        backup,
+        name: ref.name,
+        namespace: ref.namespace,
+        resource: ref.group ? `${ref.resource}.${ref.group}` : ref.resource,
+      },
+    });
+  return backUp;
 }
 
 /** Writes the output's fragment (when it has entries) and returns the result to record. */

@@ -11,12 +11,12 @@ import { createHash } from 'node:crypto';
 import type { HandledVolumeRecord, VolumeSettings } from '../../shared/contracts/backup-volumes.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { chooseSnapshotClass } from '../../shared/domain/volumes/csi-snapshot-class.js';
-import { availabilityZoneOf, snapshotTags } from '../../shared/domain/volumes/ebs-volume.js';
+import { availabilityZoneOf, snapshotTags, type Tag } from '../../shared/domain/volumes/ebs-volume.js';
 import { kubeTime } from '../../shared/domain/volumes/info.js';
 import { CSI_SNAPSHOT_ACTION, EBS_SNAPSHOT_ACTION } from '../../shared/domain/volumes/operations.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
-import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import type { Snapshotter, VolumeDescription } from '../../shared/ports/snapshotter.js';
 
 type KubeObject = Readonly<Record<string, unknown>>;
 const record = (v: unknown): Record<string, unknown> =>
@@ -57,21 +57,17 @@ export async function startNativeSnapshot(options: {
   const { snapshotter, signal } = deps;
   if (!snapshotter) {
     return {
-      native: { volumeId, volumeType: '', availabilityZone: availabilityZoneOf(pv) ?? '' },
+      native: undescribedVolume(pv, volumeId),
       error: 'no EBS snapshotter is configured for this backup (EC2 access is needed for native snapshots)',
       startedAt: now.toISOString(),
     };
   }
-  let volume: Awaited<ReturnType<Snapshotter['describeVolume']>>;
+  let volume: VolumeDescription;
   try {
     volume = await snapshotter.describeVolume(volumeId, signal ? { signal } : {});
   } catch (error) {
     rethrowIfRetryable(error);
-    return {
-      native: { volumeId, volumeType: '', availabilityZone: availabilityZoneOf(pv) ?? '' },
-      error: message(error),
-      startedAt: now.toISOString(),
-    };
+    return { native: undescribedVolume(pv, volumeId), error: message(error), startedAt: now.toISOString() };
   }
   const native = {
     volumeId,
@@ -86,26 +82,15 @@ export async function startNativeSnapshot(options: {
     pvName,
     volumeTags: volume.tags,
   });
-  const identity = tags.filter((t) => t.key === 'velero.io/backup' || t.key === 'velero.io/pv');
-  let snapshotId: string;
-  let startTime: Date | undefined;
+  let snapshot: { snapshotId: string; startTime: Date | undefined };
   try {
-    const earlier = (await snapshotter.findSnapshots({ tags: identity, ...(signal ? { signal } : {}) })).find(
-      (s) => s.volumeId === undefined || s.volumeId === volumeId,
-    );
-    if (earlier) {
-      snapshotId = earlier.snapshotId;
-      startTime = earlier.startTime;
-    } else {
-      const created = await snapshotter.createSnapshot({ volumeId, tags, ...(signal ? { signal } : {}) });
-      snapshotId = created.snapshotId;
-      startTime = created.startTime;
-    }
+    snapshot = await findOrCreateSnapshot({ snapshotter, volumeId, tags, signal });
   } catch (error) {
     rethrowIfRetryable(error);
     return { native, error: message(error), startedAt: now.toISOString() };
   }
-  const startedAt = (startTime ?? now).toISOString();
+  const { snapshotId } = snapshot;
+  const startedAt = (snapshot.startTime ?? now).toISOString();
   return {
     native: { ...native, snapshotId, ...(dropped.length > 0 ? { droppedTags: dropped } : {}) },
     startedAt,
@@ -118,6 +103,31 @@ export async function startNativeSnapshot(options: {
       createdAt: startedAt,
     },
   };
+}
+
+/** What is known of a volume EC2 did not describe: its id, and the zone the PV names. */
+function undescribedVolume(pv: KubeObject, volumeId: string): NonNullable<Started['native']> {
+  return { volumeId, volumeType: '', availabilityZone: availabilityZoneOf(pv) ?? '' };
+}
+
+/**
+ * The snapshot an earlier delivery of the message started (found by its backup and PV tags), or
+ * a new one: a redelivered message never takes a second snapshot.
+ */
+async function findOrCreateSnapshot(options: {
+  snapshotter: Snapshotter;
+  volumeId: string;
+  tags: readonly Tag[];
+  signal: AbortSignal | undefined;
+}): Promise<{ snapshotId: string; startTime: Date | undefined }> {
+  const { snapshotter, volumeId, tags, signal } = options;
+  const identity = tags.filter((t) => t.key === 'velero.io/backup' || t.key === 'velero.io/pv');
+  const earlier = (await snapshotter.findSnapshots({ tags: identity, ...(signal ? { signal } : {}) })).find(
+    (s) => s.volumeId === undefined || s.volumeId === volumeId,
+  );
+  if (earlier) return { snapshotId: earlier.snapshotId, startTime: earlier.startTime };
+  const created = await snapshotter.createSnapshot({ volumeId, tags, ...(signal ? { signal } : {}) });
+  return { snapshotId: created.snapshotId, startTime: created.startTime };
 }
 
 /**
@@ -190,21 +200,27 @@ export async function startCsiSnapshot(options: {
       className: choice.className,
     },
     startedAt,
-    operation: {
-      // Velero: <namespace>/<volumesnapshot>/<started time, RFC 3339>.
-      operationId: `${namespace}/${name}/${kubeTime(startedAt)}`,
-      method: 'csi',
-      backupItemAction: CSI_SNAPSHOT_ACTION,
-      resource: {
-        Group: 'snapshot.storage.k8s.io',
-        Resource: 'volumesnapshots',
-        Namespace: namespace,
-        Name: name,
-      },
-      postOperationItems: [
-        { Group: 'snapshot.storage.k8s.io', Resource: 'volumesnapshots', Namespace: namespace, Name: name },
-      ],
-      createdAt: startedAt,
+    operation: csiOperation({ namespace, name, startedAt }),
+  };
+}
+
+/** The operation VolumeOperations polls for a VolumeSnapshot created at `startedAt`. */
+function csiOperation(options: { namespace: string; name: string; startedAt: string }): Started['operation'] {
+  const { namespace, name, startedAt } = options;
+  return {
+    // Velero: <namespace>/<volumesnapshot>/<started time, RFC 3339>.
+    operationId: `${namespace}/${name}/${kubeTime(startedAt)}`,
+    method: 'csi',
+    backupItemAction: CSI_SNAPSHOT_ACTION,
+    resource: {
+      Group: 'snapshot.storage.k8s.io',
+      Resource: 'volumesnapshots',
+      Namespace: namespace,
+      Name: name,
     },
+    postOperationItems: [
+      { Group: 'snapshot.storage.k8s.io', Resource: 'volumesnapshots', Namespace: namespace, Name: name },
+    ],
+    createdAt: startedAt,
   };
 }

@@ -7,7 +7,7 @@
  */
 import { backupRequest } from '../../shared/contracts/backup-request.js';
 import type { BackupRun } from '../../shared/contracts/backup-run.js';
-import { rejectedRequest } from '../../shared/contracts/kubernetes.js';
+import { rejectedRequest, type ValidationResult } from '../../shared/contracts/kubernetes.js';
 import type { Recipe } from '../../shared/contracts/recipe.js';
 import type { RecipeCollected, RecipeStepRef } from '../../shared/contracts/recipe-run.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
@@ -18,8 +18,8 @@ import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import { collectItems } from '../collect-items/collect-items.js';
-import { RecipeStepQueue } from './recipe-step-queue.js';
-import { resolveRecipe } from './resolve-recipe.js';
+import { RecipeStepQueue, type StepCounts } from './recipe-step-queue.js';
+import { type ResolvedRecipe, resolveRecipe } from './resolve-recipe.js';
 
 export interface CollectRecipeItemsDeps {
   readonly cluster: Cluster & Pick<ClusterWriter, 'read'>;
@@ -59,28 +59,18 @@ export async function collectRecipeItems(
   deps: CollectRecipeItemsDeps,
 ): Promise<RecipeCollected> {
   const { run } = input;
-  const work = backupWorkKeys(run);
-  const raw = await deps.store.get(work.request, { signal: deps.signal });
-  if (!raw) throw new LifeboatError(`the request of backup ${run.name} is missing from the working data`);
-  const request = backupRequest.parse(JSON.parse(Buffer.from(raw).toString('utf8')));
-  const resolved = await resolveRecipe(request, {
-    cluster: deps.cluster,
-    ...(deps.signal ? { signal: deps.signal } : {}),
-  });
-  if (!resolved) throw new LifeboatError(`backup ${run.name} names no recipe`);
+  const resolved = await resolveRecipeOfRun(run, deps);
   if (!resolved.ok) return rejectedRequest(resolved.problems);
   const { recipe, stored } = resolved.value;
-  await deps.store.put(work.recipe, JSON.stringify(stored), { contentType: 'application/json' });
+  await deps.store.put(backupWorkKeys(run).recipe, JSON.stringify(stored), {
+    contentType: 'application/json',
+  });
 
   const steps = recipeSteps(recipe, deps.inlineHookLimitMs);
-  const groups = steps.flatMap((step) => {
-    const filter = step.kind === 'group' ? recipe.groups.find((g) => g.name === step.name) : undefined;
-    return filter ? [{ step: step.index, filter }] : [];
-  });
   const queue = new RecipeStepQueue({
     store: deps.store,
     run,
-    groups,
+    groups: groupStepsOf(recipe, steps),
     ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
   });
   const summary = await collectItems(
@@ -97,15 +87,59 @@ export async function collectRecipeItems(
     },
   );
   const counts = await queue.close(deps.signal ? { signal: deps.signal } : undefined);
+  await appendRecipeLog({ run, deps, source: stored.source, steps, counts, unassigned: queue.unassigned });
+  const counted = steps.map((step) => {
+    const c = counts.get(step.index);
+    return c ? { ...step, messages: c.messages, items: c.items } : step;
+  });
+  return { valid: true, attempt: summary.attempt, steps: counted };
+}
 
-  // The recipe's part of the collection log, after CollectItems' own lines.
+/** The recipe the run's request names, resolved; a request without one is not a recipe backup. */
+async function resolveRecipeOfRun(
+  run: BackupRun,
+  deps: CollectRecipeItemsDeps,
+): Promise<ValidationResult<ResolvedRecipe>> {
+  const raw = await deps.store.get(backupWorkKeys(run).request, { signal: deps.signal });
+  if (!raw) throw new LifeboatError(`the request of backup ${run.name} is missing from the working data`);
+  const request = backupRequest.parse(JSON.parse(Buffer.from(raw).toString('utf8')));
+  const resolved = await resolveRecipe(request, {
+    cluster: deps.cluster,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  if (!resolved) throw new LifeboatError(`backup ${run.name} names no recipe`);
+  return resolved;
+}
+
+/** The group steps, each with the filter of its group. */
+function groupStepsOf(
+  recipe: Recipe,
+  steps: readonly RecipeStepRef[],
+): { step: number; filter: Recipe['groups'][number] }[] {
+  return steps.flatMap((step) => {
+    const filter = step.kind === 'group' ? recipe.groups.find((g) => g.name === step.name) : undefined;
+    return filter ? [{ step: step.index, filter }] : [];
+  });
+}
+
+/** The recipe's part of the collection log, after CollectItems' own lines. */
+async function appendRecipeLog(options: {
+  run: BackupRun;
+  deps: CollectRecipeItemsDeps;
+  source: string;
+  steps: readonly RecipeStepRef[];
+  counts: ReadonlyMap<number, StepCounts>;
+  unassigned: number;
+}): Promise<void> {
+  const { run, deps, steps, counts } = options;
+  const work = backupWorkKeys(run);
   const time = deps.clock.now().toISOString();
   const lines: LogEvent[] = [
     {
       time,
       level: 'info',
       msg: 'Backup follows a recipe',
-      fields: { backup: run.name, recipe: stored.source, steps: steps.length },
+      fields: { backup: run.name, recipe: options.source, steps: steps.length },
     },
     ...steps.map((step): LogEvent => {
       const c = counts.get(step.index);
@@ -122,21 +156,16 @@ export async function collectRecipeItems(
       };
     }),
   ];
-  if (queue.unassigned > 0)
+  if (options.unassigned > 0)
     lines.push({
       time,
       level: 'info',
       msg: 'Items in no group of the recipe are not backed up',
-      fields: { backup: run.name, items: queue.unassigned },
+      fields: { backup: run.name, items: options.unassigned },
     });
   const logged = await deps.store.get(work.collectLog, { signal: deps.signal });
   const log = logged ? (JSON.parse(Buffer.from(logged).toString('utf8')) as LogEvent[]) : [];
   await deps.store.put(work.collectLog, JSON.stringify([...log, ...lines]), {
     contentType: 'application/json',
   });
-  const counted = steps.map((step) => {
-    const c = counts.get(step.index);
-    return c ? { ...step, messages: c.messages, items: c.items } : step;
-  });
-  return { valid: true, attempt: summary.attempt, steps: counted };
 }
