@@ -54,45 +54,70 @@ function resourcePolicyFlag(text: string | undefined): Record<string, string> | 
     : { kind: 'configmap', namespace: first, name: second };
 }
 
+/** `backup create`'s flags: Velero's, and Lifeboat's own where marked. */
+const createOptions = {
+  ...common,
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  cluster: { type: 'string' },
+  'include-namespaces': { type: 'string' },
+  'exclude-namespaces': { type: 'string' },
+  'include-resources': { type: 'string' },
+  'exclude-resources': { type: 'string' },
+  'include-cluster-resources': { type: 'string' },
+  'include-cluster-scoped-resources': { type: 'string' },
+  'exclude-cluster-scoped-resources': { type: 'string' },
+  'include-namespace-scoped-resources': { type: 'string' },
+  'exclude-namespace-scoped-resources': { type: 'string' },
+  selector: { type: 'string', short: 'l' },
+  'or-selector': { type: 'string' },
+  'ordered-resources': { type: 'string' },
+  ttl: { type: 'string' },
+  labels: { type: 'string' },
+  'snapshot-volumes': { type: 'string' },
+  'snapshot-move-data': { type: 'string' },
+  'default-volumes-to-fs-backup': { type: 'string' },
+  'csi-snapshot-timeout': { type: 'string' },
+  'item-operation-timeout': { type: 'string' },
+  'resource-policies-configmap': { type: 'string' },
+  /** Lifeboat: the region of the EBS volumes to snapshot (default: $AWS_REGION). */
+  'snapshot-region': { type: 'string' },
+  /** Lifeboat: the key file of the data mover's repository (docs/backup-volumes.md). */
+  'repository-key-file': { type: 'string' },
+} as const;
+
+function parseCreateFlags(args: string[]) {
+  return parseArgs({ args, allowPositionals: false, options: createOptions }).values;
+}
+
+type CreateFlags = ReturnType<typeof parseCreateFlags>;
+
 export function backupRequestFromFlags(
   name: string | undefined,
   args: string[],
 ): { request: unknown; values: Record<string, unknown> } {
-  const { values } = parseArgs({
-    args,
-    allowPositionals: false,
-    options: {
-      ...common,
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      cluster: { type: 'string' },
-      'include-namespaces': { type: 'string' },
-      'exclude-namespaces': { type: 'string' },
-      'include-resources': { type: 'string' },
-      'exclude-resources': { type: 'string' },
-      'include-cluster-resources': { type: 'string' },
-      'include-cluster-scoped-resources': { type: 'string' },
-      'exclude-cluster-scoped-resources': { type: 'string' },
-      'include-namespace-scoped-resources': { type: 'string' },
-      'exclude-namespace-scoped-resources': { type: 'string' },
-      selector: { type: 'string', short: 'l' },
-      'or-selector': { type: 'string' },
-      'ordered-resources': { type: 'string' },
-      ttl: { type: 'string' },
-      labels: { type: 'string' },
-      'snapshot-volumes': { type: 'string' },
-      'snapshot-move-data': { type: 'string' },
-      'default-volumes-to-fs-backup': { type: 'string' },
-      'csi-snapshot-timeout': { type: 'string' },
-      'item-operation-timeout': { type: 'string' },
-      'resource-policies-configmap': { type: 'string' },
-      /** Lifeboat: the region of the EBS volumes to snapshot (default: $AWS_REGION). */
-      'snapshot-region': { type: 'string' },
-      /** Lifeboat: the key file of the data mover's repository (docs/backup-volumes.md). */
-      'repository-key-file': { type: 'string' },
-    },
-  });
+  const values = parseCreateFlags(args);
   if (!name) throw new UsageError('backup create needs a NAME');
+  const selectors = labelSelectors(values);
+  const labels = values.labels
+    ? Object.fromEntries(csv(values.labels)?.map((l) => l.split('=') as [string, string]) ?? [])
+    : undefined;
+  return {
+    request: {
+      cluster: values.cluster ?? 'local',
+      backup: {
+        apiVersion: 'velero.io/v1',
+        kind: 'Backup',
+        metadata: { name, ...(labels ? { labels } : {}) },
+        spec: backupSpec(values, selectors),
+      },
+    },
+    values,
+  };
+}
+
+/** `--selector` and `--or-selector` (alternatives split on ` or `), each checked by name. */
+function labelSelectors(values: CreateFlags) {
   const selector = values.selector === undefined ? undefined : parseSelector(values.selector);
   if (values.selector !== undefined && !selector)
     throw new UsageError(`--selector: "${values.selector}" is not a label selector`);
@@ -101,10 +126,15 @@ export function backupRequestFromFlags(
     if (!parsed) throw new UsageError(`--or-selector: "${s}" is not a label selector`);
     return parsed;
   });
-  const labels = values.labels
-    ? Object.fromEntries(csv(values.labels)?.map((l) => l.split('=') as [string, string]) ?? [])
-    : undefined;
-  const spec = Object.fromEntries(
+  return { labelSelector: selector, orLabelSelectors: orSelectors };
+}
+
+/** The Backup's spec: only the fields a flag set, in Velero's names. */
+function backupSpec(
+  values: CreateFlags,
+  selectors: ReturnType<typeof labelSelectors>,
+): Record<string, unknown> {
+  return Object.fromEntries(
     Object.entries({
       includedNamespaces: csv(values['include-namespaces']),
       excludedNamespaces: csv(values['exclude-namespaces']),
@@ -115,8 +145,8 @@ export function backupRequestFromFlags(
       excludedClusterScopedResources: csv(values['exclude-cluster-scoped-resources']),
       includedNamespaceScopedResources: csv(values['include-namespace-scoped-resources']),
       excludedNamespaceScopedResources: csv(values['exclude-namespace-scoped-resources']),
-      labelSelector: selector,
-      orLabelSelectors: orSelectors,
+      labelSelector: selectors.labelSelector,
+      orLabelSelectors: selectors.orLabelSelectors,
       orderedResources: orderedResources(values['ordered-resources']),
       ttl: values.ttl,
       snapshotVolumes: bool('snapshot-volumes', values['snapshot-volumes']),
@@ -127,18 +157,6 @@ export function backupRequestFromFlags(
       resourcePolicy: resourcePolicyFlag(values['resource-policies-configmap']),
     }).filter(([, v]) => v !== undefined),
   );
-  return {
-    request: {
-      cluster: values.cluster ?? 'local',
-      backup: {
-        apiVersion: 'velero.io/v1',
-        kind: 'Backup',
-        metadata: { name, ...(labels ? { labels } : {}) },
-        spec,
-      },
-    },
-    values,
-  };
 }
 
 function progressPrinter(out: NodeJS.WriteStream): (event: ProgressEvent) => void {
@@ -179,15 +197,24 @@ function snapshotterOf(values: Record<string, unknown>): { snapshotter?: Snapsho
   return region ? { snapshotter: ebsSnapshotterFor({ region }) } : {};
 }
 
+/** Where a command prints: results to `out`, progress and problems to `err`. */
+interface Io {
+  readonly out: NodeJS.WriteStream;
+  readonly err: NodeJS.WriteStream;
+}
+
+/** One verb's call: the NAME given (undefined: none), the flags after it, and where to print. */
+interface VerbCall {
+  readonly name: string | undefined;
+  readonly flags: string[];
+  readonly io: Io;
+}
+
 /**
  * `lifeboat backup delete NAME --confirm`: the backup's snapshots, its data-mover manifests and
  * its objects, then the repository's garbage collection, reporting the bytes it freed.
  */
-async function deleteCommand(
-  name: string | undefined,
-  flags: string[],
-  io: { out: NodeJS.WriteStream; err: NodeJS.WriteStream },
-): Promise<number> {
+async function deleteCommand({ name, flags, io }: VerbCall): Promise<number> {
   const { values } = parseArgs({
     args: flags,
     options: {
@@ -200,13 +227,7 @@ async function deleteCommand(
     allowPositionals: false,
   });
   if (!name) throw new UsageError('backup delete needs a NAME');
-  const repack = values['repack-dead-fraction'];
-  // Checked before anything is deleted, by the rule the data mover's gc job applies.
-  const fraction = repack === undefined ? undefined : repackDeadFraction.safeParse(Number(repack));
-  if (fraction && !fraction.success)
-    throw new UsageError(
-      `--repack-dead-fraction ${fraction.error.issues[0]?.message ?? 'is not valid'}, not ${JSON.stringify(repack)}`,
-    );
+  const fraction = repackDeadFractionFlag(values['repack-dead-fraction']);
   // Velero asks before deleting; a script says --confirm.
   if (!values.confirm)
     throw new UsageError(
@@ -220,7 +241,7 @@ async function deleteCommand(
       store,
       ...snapshotterOf(values),
       collectGarbage: () =>
-        collectGarbage({ repository, ...(fraction ? { repackDeadFraction: fraction.data } : {}) }),
+        collectGarbage({ repository, ...(fraction !== undefined ? { repackDeadFraction: fraction } : {}) }),
     },
   );
   if (!result.found) {
@@ -228,24 +249,41 @@ async function deleteCommand(
     return 1;
   }
   if (values.output === 'json') io.out.write(`${JSON.stringify(result, null, 2)}\n`);
-  else {
-    for (const error of result.errors) io.err.write(`${error}\n`);
-    io.out.write(
-      `Backup "${name}": ${result.deleted ? 'deleted' : 'kept (see the errors above; run the command again)'}: ${result.snapshotsDeleted.length} snapshots, ${result.manifestsDeleted.length} repository manifests, ${result.objectsDeleted} objects.\n`,
-    );
-    if (result.gc) {
-      const gc = result.gc;
-      const repacked =
-        gc.packsRepacked > 0
-          ? ` (${gc.packsRepacked} partly dead packs repacked: ${gc.blobsCopied} live blobs, ${gc.bytesCopied} bytes copied)`
-          : '';
-      io.out.write(
-        `Repository garbage collection: ${gc.packsDeleted} packs deleted, ${gc.bytesFreed} bytes freed${repacked}; ${gc.liveManifests} manifests of other backups kept.\n`,
-      );
-      for (const problem of gc.problems) io.err.write(`repository garbage collection: ${problem}\n`);
-    }
-  }
+  else printDeletion({ name, result, io });
   return result.deleted ? 0 : 1;
+}
+
+/** Checked before anything is deleted, by the rule the data mover's gc job applies. */
+function repackDeadFractionFlag(repack: string | undefined): number | undefined {
+  const fraction = repack === undefined ? undefined : repackDeadFraction.safeParse(Number(repack));
+  if (fraction && !fraction.success)
+    throw new UsageError(
+      `--repack-dead-fraction ${fraction.error.issues[0]?.message ?? 'is not valid'}, not ${JSON.stringify(repack)}`,
+    );
+  return fraction?.data;
+}
+
+function printDeletion(deletion: {
+  readonly name: string;
+  readonly result: Awaited<ReturnType<typeof deleteBackup>>;
+  readonly io: Io;
+}): void {
+  const { name, result, io } = deletion;
+  for (const error of result.errors) io.err.write(`${error}\n`);
+  io.out.write(
+    `Backup "${name}": ${result.deleted ? 'deleted' : 'kept (see the errors above; run the command again)'}: ${result.snapshotsDeleted.length} snapshots, ${result.manifestsDeleted.length} repository manifests, ${result.objectsDeleted} objects.\n`,
+  );
+  if (result.gc) {
+    const gc = result.gc;
+    const repacked =
+      gc.packsRepacked > 0
+        ? ` (${gc.packsRepacked} partly dead packs repacked: ${gc.blobsCopied} live blobs, ${gc.bytesCopied} bytes copied)`
+        : '';
+    io.out.write(
+      `Repository garbage collection: ${gc.packsDeleted} packs deleted, ${gc.bytesFreed} bytes freed${repacked}; ${gc.liveManifests} manifests of other backups kept.\n`,
+    );
+    for (const problem of gc.problems) io.err.write(`repository garbage collection: ${problem}\n`);
+  }
 }
 
 export { UsageError };
@@ -257,86 +295,95 @@ export async function backupCommand(
   const [verb, name, ...rest] = args;
   const positionalName = name?.startsWith('-') ? undefined : name;
   const flags = positionalName === undefined && name !== undefined ? [name, ...rest] : rest;
+  const call: VerbCall = { name: positionalName, flags, io };
   switch (verb) {
-    case 'create': {
-      const { request, values } = backupRequestFromFlags(positionalName, flags);
-      const store = localStore(values as { local?: boolean; dir?: string });
-      const cluster = await clusterFromKubeconfig({
-        ...(typeof values.kubeconfig === 'string' ? { path: values.kubeconfig } : {}),
-        ...(typeof values.context === 'string' ? { context: values.context } : {}),
-      });
-      io.err.write(`Backup request "${positionalName}" submitted (local, writing to ${store.location}).\n`);
-      try {
-        const region = snapshotRegionOf(values);
-        const result = (await runLocalBackup(request, {
-          cluster,
-          store,
-          onProgress: progressPrinter(io.err),
-          ...snapshotterOf(values),
-          dataMover: {
-            repository: localRepository(store, repositoryKeyFile(stringFlag(values['repository-key-file']))),
-            ...(region ? { region } : {}),
-          },
-        })) as {
-          phase: string;
-          items: number;
-          errors: number;
-          warnings: number;
-        };
-        io.out.write(
-          `Backup "${positionalName}": ${result.phase} (${result.items} items, ${result.errors} errors, ${result.warnings} warnings).\n` +
-            `Run \`lifeboat backup describe ${positionalName} --local --dir ${values.dir ?? './lifeboat-backups'}\` for details.\n`,
-        );
-        return result.phase === 'Completed' ? 0 : 1;
-      } catch (error) {
-        if (error instanceof ExecutionFailed) {
-          io.err.write(`Backup "${positionalName}": ${error.failure.error}\n${error.failure.cause}\n`);
-          return 1;
-        }
-        throw error;
-      }
-    }
-    case 'get': {
-      const { values } = parseArgs({ args: flags, options: common, allowPositionals: false });
-      const store = localStore(values);
-      const documents = (await listBackups(store)).filter(
-        (d) => !positionalName || d.metadata.name === positionalName,
-      );
-      if (positionalName && documents.length === 0) {
-        io.err.write(`backup "${positionalName}" not found\n`);
-        return 1;
-      }
-      if (values.output === 'json')
-        io.out.write(
-          `${JSON.stringify(documents.length === 1 && positionalName ? documents[0] : documents, null, 2)}\n`,
-        );
-      else if (values.output === 'yaml')
-        io.out.write(toYaml(documents.length === 1 && positionalName ? documents[0] : documents));
-      else io.out.write(`${renderBackupTable(documents)}\n`);
-      return 0;
-    }
-    case 'describe': {
-      const { values } = parseArgs({
-        args: flags,
-        options: { ...common, details: { type: 'boolean' } },
-        allowPositionals: false,
-      });
-      if (!positionalName) throw new UsageError('backup describe needs a NAME');
-      const stored = await readBackup(localStore(values), positionalName);
-      if (!stored) {
-        io.err.write(`backup "${positionalName}" not found\n`);
-        return 1;
-      }
-      if (values.output === 'json') io.out.write(`${JSON.stringify(stored, null, 2)}\n`);
-      else if (values.output === 'yaml') io.out.write(toYaml(stored));
-      else io.out.write(renderBackupDescribe({ ...stored, details: values.details ?? false }));
-      return 0;
-    }
+    case 'create':
+      return createBackup(call);
+    case 'get':
+      return getBackups(call);
+    case 'describe':
+      return describeBackup(call);
     case 'delete':
-      return deleteCommand(positionalName, flags, io);
+      return deleteCommand(call);
     default:
       throw new UsageError(
         'usage: lifeboat backup create|get|describe|delete NAME [flags] --local [--dir DIR]',
       );
   }
+}
+
+/** `lifeboat backup create NAME --local`: the backup run in this process, its outcome printed. */
+async function createBackup({ name, flags, io }: VerbCall): Promise<number> {
+  const { request, values } = backupRequestFromFlags(name, flags);
+  const store = localStore(values as { local?: boolean; dir?: string });
+  const cluster = await clusterFromKubeconfig({
+    ...(typeof values.kubeconfig === 'string' ? { path: values.kubeconfig } : {}),
+    ...(typeof values.context === 'string' ? { context: values.context } : {}),
+  });
+  io.err.write(`Backup request "${name}" submitted (local, writing to ${store.location}).\n`);
+  try {
+    const region = snapshotRegionOf(values);
+    const result = (await runLocalBackup(request, {
+      cluster,
+      store,
+      onProgress: progressPrinter(io.err),
+      ...snapshotterOf(values),
+      dataMover: {
+        repository: localRepository(store, repositoryKeyFile(stringFlag(values['repository-key-file']))),
+        ...(region ? { region } : {}),
+      },
+    })) as {
+      phase: string;
+      items: number;
+      errors: number;
+      warnings: number;
+    };
+    io.out.write(
+      `Backup "${name}": ${result.phase} (${result.items} items, ${result.errors} errors, ${result.warnings} warnings).\n` +
+        `Run \`lifeboat backup describe ${name} --local --dir ${values.dir ?? './lifeboat-backups'}\` for details.\n`,
+    );
+    return result.phase === 'Completed' ? 0 : 1;
+  } catch (error) {
+    if (error instanceof ExecutionFailed) {
+      io.err.write(`Backup "${name}": ${error.failure.error}\n${error.failure.cause}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+/** `lifeboat backup get [NAME]`: every backup (or the one named) as a table, JSON or YAML. */
+async function getBackups({ name, flags, io }: VerbCall): Promise<number> {
+  const { values } = parseArgs({ args: flags, options: common, allowPositionals: false });
+  const store = localStore(values);
+  const documents = (await listBackups(store)).filter((d) => !name || d.metadata.name === name);
+  if (name && documents.length === 0) {
+    io.err.write(`backup "${name}" not found\n`);
+    return 1;
+  }
+  if (values.output === 'json')
+    io.out.write(`${JSON.stringify(documents.length === 1 && name ? documents[0] : documents, null, 2)}\n`);
+  else if (values.output === 'yaml')
+    io.out.write(toYaml(documents.length === 1 && name ? documents[0] : documents));
+  else io.out.write(`${renderBackupTable(documents)}\n`);
+  return 0;
+}
+
+/** `lifeboat backup describe NAME [--details]`: as `velero backup describe` prints it. */
+async function describeBackup({ name, flags, io }: VerbCall): Promise<number> {
+  const { values } = parseArgs({
+    args: flags,
+    options: { ...common, details: { type: 'boolean' } },
+    allowPositionals: false,
+  });
+  if (!name) throw new UsageError('backup describe needs a NAME');
+  const stored = await readBackup(localStore(values), name);
+  if (!stored) {
+    io.err.write(`backup "${name}" not found\n`);
+    return 1;
+  }
+  if (values.output === 'json') io.out.write(`${JSON.stringify(stored, null, 2)}\n`);
+  else if (values.output === 'yaml') io.out.write(toYaml(stored));
+  else io.out.write(renderBackupDescribe({ ...stored, details: values.details ?? false }));
+  return 0;
 }

@@ -65,59 +65,77 @@ export function threadBundle(): Promise<string> {
     // cannot be written, the build fails and the workers run in process.
     const dir = join(ROOT, 'node_modules', '.cache', 'lifeboat');
     const out = join(dir, name);
-    const built = async (): Promise<boolean> =>
-      stat(out).then(
-        () => true,
-        () => false,
-      );
-    if (await built()) return out;
+    if (await exists(out)) return out;
     await mkdir(dir, { recursive: true });
-    const result = await esbuild.build({
-      entryPoints: [ENTRY],
-      bundle: true,
-      platform: 'node',
-      // CommonJS, so the thread loads it with require: an ES module would go through this
-      // process's module loader hooks (tsx's, shared with every thread), at a cost of a second.
-      format: 'cjs',
-      target: 'node20',
-      // Packages bundled too (one file to load), but for the Kubernetes client: large, and
-      // required only for hooks and CSI.
-      external: ['@kubernetes/client-node'],
-      write: false,
-      logLevel: 'silent',
-    });
-    // A warning (say, import.meta, empty in CommonJS) may mean code that behaves otherwise in
-    // the thread: no bundle then, and the workers run in process.
-    if (result.warnings.length > 0)
-      throw new Error(`the worker thread bundle has warnings: ${result.warnings[0]?.text}`);
-    const code = result.outputFiles[0]?.contents;
-    if (!code) throw new Error('esbuild wrote no worker thread bundle');
-    // Written aside and renamed: a process starting at the same moment reads all or nothing.
-    const tmp = `${out}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(tmp, code);
-    try {
-      await rename(tmp, out);
-    } catch (error) {
-      // Another process may have renamed the same bundle into place first.
-      await rm(tmp, { force: true });
-      if (!(await built())) throw error;
-    }
-    // Bundles of earlier sources are no longer wanted; a `.tmp` is another process's bundle being
-    // written, unless it is an hour old (its writer died).
-    const now = Date.now();
-    for (const old of await readdir(dir)) {
-      if (!old.startsWith(BUNDLE_PREFIX) || old === name) continue;
-      const path = join(dir, old);
-      const stale =
-        old.endsWith('.cjs') || now - ((await stat(path).catch(() => undefined))?.mtimeMs ?? now) > 3_600_000;
-      if (stale) await rm(path, { force: true });
-    }
+    await writeInPlace(out, await bundledCode(esbuild));
+    await removeOldBundles({ dir, name });
     return out;
   })();
   bundling.catch(() => {
     bundling = undefined;
   });
   return bundling;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The thread's code as one CommonJS file, or an error where it might behave otherwise there. */
+async function bundledCode(esbuild: typeof import('esbuild')): Promise<Uint8Array> {
+  const result = await esbuild.build({
+    entryPoints: [ENTRY],
+    bundle: true,
+    platform: 'node',
+    // CommonJS, so the thread loads it with require: an ES module would go through this
+    // process's module loader hooks (tsx's, shared with every thread), at a cost of a second.
+    format: 'cjs',
+    target: 'node20',
+    // Packages bundled too (one file to load), but for the Kubernetes client: large, and
+    // required only for hooks and CSI.
+    external: ['@kubernetes/client-node'],
+    write: false,
+    logLevel: 'silent',
+  });
+  // A warning (say, import.meta, empty in CommonJS) may mean code that behaves otherwise in
+  // the thread: no bundle then, and the workers run in process.
+  if (result.warnings.length > 0)
+    throw new Error(`the worker thread bundle has warnings: ${result.warnings[0]?.text}`);
+  const code = result.outputFiles[0]?.contents;
+  if (!code) throw new Error('esbuild wrote no worker thread bundle');
+  return code;
+}
+
+/** Written aside and renamed: a process starting at the same moment reads all or nothing. */
+async function writeInPlace(out: string, code: Uint8Array): Promise<void> {
+  const tmp = `${out}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(tmp, code);
+  try {
+    await rename(tmp, out);
+  } catch (error) {
+    // Another process may have renamed the same bundle into place first.
+    await rm(tmp, { force: true });
+    if (!(await exists(out))) throw error;
+  }
+}
+
+/**
+ * Bundles of earlier sources are no longer wanted; a `.tmp` is another process's bundle being
+ * written, unless it is an hour old (its writer died).
+ */
+async function removeOldBundles(current: { readonly dir: string; readonly name: string }): Promise<void> {
+  const { dir, name } = current;
+  const now = Date.now();
+  for (const old of await readdir(dir)) {
+    if (!old.startsWith(BUNDLE_PREFIX) || old === name) continue;
+    const path = join(dir, old);
+    const stale =
+      old.endsWith('.cjs') || now - ((await stat(path).catch(() => undefined))?.mtimeMs ?? now) > 3_600_000;
+    if (stale) await rm(path, { force: true });
+  }
 }
 
 /** A message backed up: its items' count, and the worker thread it ran in (none: this one). */
@@ -135,11 +153,32 @@ interface Pending {
 interface Thread {
   readonly worker: Worker;
   readonly ready: Promise<void>;
+  /** Settles `ready`: the thread said it started, or it ended first. */
+  readonly readiness: { readonly resolve: () => void; readonly reject: (error: Error) => void };
   readonly inFlight: Map<number, Pending>;
   /** Messages given to this thread that wait for it to start. */
   waiting: number;
   started: boolean;
   dead: boolean;
+}
+
+/** The record of a thread just made: nothing in flight, `ready` settled by its first word or end. */
+function unstartedThread(worker: Worker): Thread {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const ready = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return {
+    worker,
+    inFlight: new Map<number, Pending>(),
+    waiting: 0,
+    started: false,
+    dead: false,
+    ready,
+    readiness: { resolve, reject },
+  };
 }
 
 /** A message's failure in a thread, as the in-process worker would have thrown it. */
@@ -204,70 +243,64 @@ export class ItemBlockThreads {
       // thread out of memory may end the process, as this thread's would).
       resourceLimits: { maxOldGenerationSizeMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) },
     });
-    const inFlight = new Map<number, Pending>();
-    let ready!: () => void;
-    let notReady!: (error: Error) => void;
-    const thread: Thread = {
-      worker,
-      inFlight,
-      waiting: 0,
-      started: false,
-      dead: false,
-      ready: new Promise<void>((resolve, reject) => {
-        ready = resolve;
-        notReady = reject;
-      }),
-    };
+    const thread = unstartedThread(worker);
     thread.ready.catch(() => undefined);
-    const die = (error: Error): void => {
-      if (thread.dead) return;
-      thread.dead = true;
-      if (!thread.started && !this.closed && --this.starting === 0)
-        this.settleUnavailable(`every worker thread ended before it started: ${error.message}`);
-      notReady(error);
-      // Its messages fail; the queue delivers them again, to another thread or in this one.
-      for (const pending of inFlight.values()) pending.reject(error);
-      inFlight.clear();
-    };
-    worker.on('message', (message: FromThread) => {
-      switch (message.type) {
-        case 'ready':
-          thread.started = true;
-          this.settleUnavailable(undefined);
-          ready();
-          return;
-        case 'callback':
-          void (message.method === 'succeed'
-            ? this.options.callbacks.succeed(message.token, message.output)
-            : this.options.callbacks.fail(message.token, message.output as { name: string; cause: string }));
-          return;
-        case 'done':
-        case 'failed': {
-          const pending = inFlight.get(message.id);
-          inFlight.delete(message.id);
-          if (message.type === 'done')
-            pending?.resolve({ items: message.items, inThread: true, thread: worker.threadId });
-          else
-            pending?.reject(
-              Object.assign(new ThreadedWorkerError(message.error.message), { name: message.error.name }),
-            );
-          return;
-        }
+    worker.on('message', (message: FromThread) => this.received(thread, message));
+    this.giveUpUnlessStarted(thread);
+    worker.on('error', (error) => this.die(thread, error));
+    worker.on('exit', (code) => this.die(thread, new Error(`the worker thread exited (code ${code})`)));
+    return thread;
+  }
+
+  private received(thread: Thread, message: FromThread): void {
+    switch (message.type) {
+      case 'ready':
+        thread.started = true;
+        this.settleUnavailable(undefined);
+        thread.readiness.resolve();
+        return;
+      case 'callback':
+        void (message.method === 'succeed'
+          ? this.options.callbacks.succeed(message.token, message.output)
+          : this.options.callbacks.fail(message.token, message.output as { name: string; cause: string }));
+        return;
+      case 'done':
+      case 'failed': {
+        const pending = thread.inFlight.get(message.id);
+        thread.inFlight.delete(message.id);
+        if (message.type === 'done')
+          pending?.resolve({ items: message.items, inThread: true, thread: thread.worker.threadId });
+        else
+          pending?.reject(
+            Object.assign(new ThreadedWorkerError(message.error.message), { name: message.error.name }),
+          );
+        return;
       }
-    });
-    // A thread that neither starts nor fails (it never should) is given up, never waited on.
+    }
+  }
+
+  /** A thread that neither starts nor fails (it never should) is given up, never waited on. */
+  private giveUpUnlessStarted(thread: Thread): void {
     const startup = setTimeout(() => {
-      die(new Error('the worker thread did not start'));
-      void worker.terminate();
+      this.die(thread, new Error('the worker thread did not start'));
+      void thread.worker.terminate();
     }, THREAD_START_TIMEOUT_MS);
     startup.unref();
     void thread.ready.then(
       () => clearTimeout(startup),
       () => clearTimeout(startup),
     );
-    worker.on('error', (error) => die(error));
-    worker.on('exit', (code) => die(new Error(`the worker thread exited (code ${code})`)));
-    return thread;
+  }
+
+  private die(thread: Thread, error: Error): void {
+    if (thread.dead) return;
+    thread.dead = true;
+    if (!thread.started && !this.closed && --this.starting === 0)
+      this.settleUnavailable(`every worker thread ended before it started: ${error.message}`);
+    thread.readiness.reject(error);
+    // Its messages fail; the queue delivers them again, to another thread or in this one.
+    for (const pending of thread.inFlight.values()) pending.reject(error);
+    thread.inFlight.clear();
   }
 
   /**

@@ -22,54 +22,27 @@ import type { WorkQueue } from '../../shared/ports/work-queue.js';
 
 type Handler = (input: JsonValue) => Promise<JsonValue>;
 
-export function recipeHandlers(context: {
-  cluster: Cluster;
-  store: ObjectStore;
-  queue: WorkQueue;
-  callbacks: LocalTaskCallbacks;
-  clock: Clock;
-  podExecFor: (cluster: string) => Promise<PodExec>;
-  inlineHookLimitMs: number;
+/** What the recipe states share with the rest of the local backup. */
+export interface RecipeHandlersContext {
+  readonly cluster: Cluster;
+  readonly store: ObjectStore;
+  readonly queue: WorkQueue;
+  readonly callbacks: LocalTaskCallbacks;
+  readonly clock: Clock;
+  readonly podExecFor: (cluster: string) => Promise<PodExec>;
+  readonly inlineHookLimitMs: number;
   /** Runs the hook runner for a RunTask request (the same as RunLongHookBlock's). */
-  runTask: (input: JsonValue) => Promise<JsonValue>;
-  onState: (state: string) => void;
-  pageSize?: number;
-  maxMessageBytes?: number;
-}): Record<string, Handler> {
+  readonly runTask: (input: JsonValue) => Promise<JsonValue>;
+  readonly onState: (state: string) => void;
+  readonly pageSize?: number;
+  readonly maxMessageBytes?: number;
+}
+
+export function recipeHandlers(context: RecipeHandlersContext): Record<string, Handler> {
   const { store, clock } = context;
-  const reader = (): Cluster & Pick<ClusterWriter, 'read'> => {
-    const cluster = context.cluster as Partial<ClusterWriter> & Cluster;
-    if (typeof cluster.read !== 'function')
-      throw new LifeboatError('a recipe ConfigMap is read from a cluster that can read objects');
-    return cluster as Cluster & Pick<ClusterWriter, 'read'>;
-  };
   return {
-    CollectRecipeItems: async (input) => {
-      context.onState('CollectRecipeItems');
-      const { run } = (input ?? {}) as { run?: unknown };
-      return (await collectRecipeItems(
-        { run: backupRun.parse(run) },
-        {
-          cluster: reader(),
-          store,
-          clock,
-          inlineHookLimitMs: context.inlineHookLimitMs,
-          ...(context.pageSize ? { pageSize: context.pageSize } : {}),
-          ...(context.maxMessageBytes ? { maxMessageBytes: context.maxMessageBytes } : {}),
-        },
-      )) as JsonValue;
-    },
-    BackupRecipeGroup: async (input) => {
-      context.onState('BackupRecipeGroup');
-      const payload = recipeGroupInput.parse((input as { Payload?: unknown }).Payload);
-      const taskToken = `${payload.taskToken}-step-${payload.step.index}-${randomUUID()}`;
-      const done = context.callbacks.wait(taskToken);
-      await backupRecipeGroup(
-        { ...payload, taskToken },
-        { store, queue: context.queue, callbacks: context.callbacks },
-      );
-      return (await done) as JsonValue;
-    },
+    CollectRecipeItems: collectRecipeItemsHandler(context),
+    BackupRecipeGroup: backupRecipeGroupHandler(context),
     RunRecipeHook: async (input) => {
       context.onState('RunRecipeHook');
       return (await runRecipeHook(recipeStepInput.parse(input), {
@@ -87,5 +60,47 @@ export function recipeHandlers(context: {
       context.onState('RunRecipeLongHookBlock');
       return context.runTask(input);
     },
+  };
+}
+
+/** The recipe's ConfigMap is read when the state runs: a cluster that cannot read fails it then. */
+function readerOf(context: RecipeHandlersContext): Cluster & Pick<ClusterWriter, 'read'> {
+  const cluster = context.cluster as Partial<ClusterWriter> & Cluster;
+  if (typeof cluster.read !== 'function')
+    throw new LifeboatError('a recipe ConfigMap is read from a cluster that can read objects');
+  return cluster as Cluster & Pick<ClusterWriter, 'read'>;
+}
+
+function collectRecipeItemsHandler(context: RecipeHandlersContext): Handler {
+  const { store, clock } = context;
+  return async (input) => {
+    context.onState('CollectRecipeItems');
+    const { run } = (input ?? {}) as { run?: unknown };
+    return (await collectRecipeItems(
+      { run: backupRun.parse(run) },
+      {
+        cluster: readerOf(context),
+        store,
+        clock,
+        inlineHookLimitMs: context.inlineHookLimitMs,
+        ...(context.pageSize ? { pageSize: context.pageSize } : {}),
+        ...(context.maxMessageBytes ? { maxMessageBytes: context.maxMessageBytes } : {}),
+      },
+    )) as JsonValue;
+  };
+}
+
+/** Each group step waits on a token of its own (see the header). */
+function backupRecipeGroupHandler(context: RecipeHandlersContext): Handler {
+  return async (input) => {
+    context.onState('BackupRecipeGroup');
+    const payload = recipeGroupInput.parse((input as { Payload?: unknown }).Payload);
+    const taskToken = `${payload.taskToken}-step-${payload.step.index}-${randomUUID()}`;
+    const done = context.callbacks.wait(taskToken);
+    await backupRecipeGroup(
+      { ...payload, taskToken },
+      { store: context.store, queue: context.queue, callbacks: context.callbacks },
+    );
+    return (await done) as JsonValue;
   };
 }

@@ -68,69 +68,92 @@ export function renderItemOperations(options: {
   return lines;
 }
 
+/** The backup's volumes, and whether each is shown in full (`--details`). */
+interface VolumeListing {
+  readonly infos: readonly BackupVolumeInfo[];
+  readonly details: boolean;
+}
+
 export function renderBackupVolumes(options: {
   spec: Readonly<Record<string, unknown>>;
   volumeInfos?: readonly BackupVolumeInfo[];
   details: boolean;
 }): string[] {
   if (options.spec.snapshotVolumes === false) return ['Backup Volumes: <none included>', ''];
-  const infos = options.volumeInfos ?? [];
-  const lines = ['Backup Volumes:'];
+  const listing: VolumeListing = { infos: options.volumeInfos ?? [], details: options.details };
+  return [
+    'Backup Volumes:',
+    ...nativeSnapshotLines(listing),
+    '',
+    ...csiSnapshotLines(listing),
+    '',
+    `  Pod Volume Backups: ${none}`,
+    ...(listing.details ? skippedVolumeLines(listing.infos) : []),
+    '',
+  ];
+}
+
+/** "Velero-Native Snapshots": each PV's EBS snapshot (its fields with `--details`). */
+function nativeSnapshotLines({ infos, details }: VolumeListing): string[] {
   const native = infos.filter((i) => i.backupMethod === 'NativeSnapshot');
-  if (native.length === 0) lines.push(`  Velero-Native Snapshots: ${none}`);
-  else {
-    lines.push('  Velero-Native Snapshots:');
-    for (const info of native) {
-      if (!options.details) {
-        lines.push(`    ${info.pvName ?? ''}: specify --details for more information`);
-        continue;
-      }
-      const n = info.nativeSnapshotInfo;
-      lines.push(`    ${info.pvName ?? ''}:`);
-      lines.push(
-        ...aligned('      ', [
-          ['Snapshot ID', n?.snapshotHandle ?? ''],
-          ['Type', n?.volumeType ?? ''],
-          ['Availability Zone', n?.volumeAZ ?? ''],
-          ['IOPS', n?.iops ?? ''],
-          // Lifeboat waits for each snapshot: its outcome is known.
-          ['Result', info.result ?? ''],
-        ]),
-      );
+  if (native.length === 0) return [`  Velero-Native Snapshots: ${none}`];
+  const lines = ['  Velero-Native Snapshots:'];
+  for (const info of native) {
+    if (!details) {
+      lines.push(`    ${info.pvName ?? ''}: specify --details for more information`);
+      continue;
     }
+    const n = info.nativeSnapshotInfo;
+    lines.push(`    ${info.pvName ?? ''}:`);
+    lines.push(
+      ...aligned('      ', [
+        ['Snapshot ID', n?.snapshotHandle ?? ''],
+        ['Type', n?.volumeType ?? ''],
+        ['Availability Zone', n?.volumeAZ ?? ''],
+        ['IOPS', n?.iops ?? ''],
+        // Lifeboat waits for each snapshot: its outcome is known.
+        ['Result', info.result ?? ''],
+      ]),
+    );
   }
-  lines.push('');
-  const csi = infos.filter((i) => i.backupMethod === 'CSISnapshot');
-  if (csi.length === 0) lines.push(`  CSI Snapshots: ${none}`);
-  else {
-    lines.push('  CSI Snapshots:');
-    for (const info of csi) {
-      lines.push(`    ${info.pvcNamespace ?? ''}/${info.pvcName ?? ''}:`);
-      if (!options.details) {
-        lines.push('      Snapshot: included, specify --details for more information');
-        continue;
-      }
-      const c = info.csiSnapshotInfo;
-      lines.push('      Snapshot:');
-      if (c?.operationID) lines.push(`        Operation ID: ${c.operationID}`);
-      lines.push(
-        `        Snapshot Content Name: ${c?.vscName ?? ''}`,
-        `        Storage Snapshot ID: ${c?.snapshotHandle ?? ''}`,
-        `        Snapshot Size (bytes): ${c?.size ?? 0}`,
-        `        CSI Driver: ${c?.driver ?? ''}`,
-        `        Result: ${info.result ?? ''}`,
-      );
-    }
-  }
-  lines.push('', `  Pod Volume Backups: ${none}`);
-  const skipped = infos.filter((i) => i.skipped);
-  if (options.details && skipped.length > 0) {
-    lines.push('', '  Skipped:');
-    for (const info of skipped) {
-      const who = info.pvcName ? `${info.pvcNamespace ?? ''}/${info.pvcName}` : (info.pvName ?? '');
-      lines.push(`    ${who}: ${info.skippedReason ?? ''}`);
-    }
-  }
-  lines.push('');
   return lines;
+}
+
+/** "CSI Snapshots": each PVC's VolumeSnapshot (its content and handle with `--details`). */
+function csiSnapshotLines({ infos, details }: VolumeListing): string[] {
+  const csi = infos.filter((i) => i.backupMethod === 'CSISnapshot');
+  if (csi.length === 0) return [`  CSI Snapshots: ${none}`];
+  const lines = ['  CSI Snapshots:'];
+  for (const info of csi) {
+    lines.push(`    ${info.pvcNamespace ?? ''}/${info.pvcName ?? ''}:`);
+    if (!details) {
+      lines.push('      Snapshot: included, specify --details for more information');
+      continue;
+    }
+    const c = info.csiSnapshotInfo;
+    lines.push('      Snapshot:');
+    if (c?.operationID) lines.push(`        Operation ID: ${c.operationID}`);
+    lines.push(
+      `        Snapshot Content Name: ${c?.vscName ?? ''}`,
+      `        Storage Snapshot ID: ${c?.snapshotHandle ?? ''}`,
+      `        Snapshot Size (bytes): ${c?.size ?? 0}`,
+      `        CSI Driver: ${c?.driver ?? ''}`,
+      `        Result: ${info.result ?? ''}`,
+    );
+  }
+  return lines;
+}
+
+/** Lifeboat's addition under `--details`: the volumes not backed up, with why (none: nothing). */
+function skippedVolumeLines(infos: readonly BackupVolumeInfo[]): string[] {
+  const skipped = infos.filter((i) => i.skipped);
+  if (skipped.length === 0) return [];
+  return [
+    '',
+    '  Skipped:',
+    ...skipped.map((info) => {
+      const who = info.pvcName ? `${info.pvcNamespace ?? ''}/${info.pvcName}` : (info.pvName ?? '');
+      return `    ${who}: ${info.skippedReason ?? ''}`;
+    }),
+  ];
 }

@@ -69,13 +69,44 @@ export function renderBackupDescribe(options: {
   const { document: d } = options;
   const spec = d.spec as Record<string, unknown>;
   const s = d.status;
+  const lines = [
+    ...summaryLines(d),
+    ...renderItemOperations({
+      status: s,
+      ...(options.itemOperations ? { operations: options.itemOperations } : {}),
+      details: options.details,
+    }),
+    ...resourceListLines(options),
+    ...renderBackupVolumes({
+      spec,
+      ...(options.volumeInfos ? { volumeInfos: options.volumeInfos } : {}),
+      details: options.details,
+    }),
+    `Errors:    ${s.errors ?? 0}`,
+    `Warnings:  ${s.warnings ?? 0}`,
+  ];
+  if (options.details && options.results) {
+    lines.push(
+      '',
+      ...renderResult('Errors', options.results.errors),
+      '',
+      ...renderResult('Warnings', options.results.warnings),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Velero's describe down to the progress: metadata, phase, what the spec selects, timestamps. */
+function summaryLines(d: BackupDocument): string[] {
+  const spec = d.spec as Record<string, unknown>;
+  const s = d.status;
   const clusterScoped =
     spec.includeClusterResources === true
       ? 'included'
       : spec.includeClusterResources === false
         ? 'excluded'
         : 'auto';
-  const lines = [
+  return [
     `Name:         ${d.metadata.name}`,
     `Namespace:    ${d.metadata.namespace}`,
     `Labels:       ${pairs(d.metadata.labels)}`,
@@ -112,37 +143,23 @@ export function renderBackupDescribe(options: {
     `Total items to be backed up:  ${s.progress?.totalItems ?? 0}`,
     `Items backed up:              ${s.progress?.itemsBackedUp ?? 0}`,
     '',
-    ...renderItemOperations({
-      status: s,
-      ...(options.itemOperations ? { operations: options.itemOperations } : {}),
-      details: options.details,
-    }),
   ];
+}
+
+/** The resource list in full with `--details`; without, a pointer to it (given none: nothing). */
+function resourceListLines(options: {
+  readonly resourceList?: Record<string, string[]>;
+  readonly details: boolean;
+}): string[] {
   if (options.details && options.resourceList) {
-    lines.push('Resource List:');
+    const lines = ['Resource List:'];
     for (const [kind, items] of Object.entries(options.resourceList)) {
       lines.push(`  ${kind}:`);
       for (const item of items) lines.push(`    - ${item}`);
     }
     lines.push('');
-  } else if (!options.details) {
-    lines.push('Resource List:  <included resources; use --details to list them>', '');
+    return lines;
   }
-  lines.push(
-    ...renderBackupVolumes({
-      spec,
-      ...(options.volumeInfos ? { volumeInfos: options.volumeInfos } : {}),
-      details: options.details,
-    }),
-  );
-  lines.push(`Errors:    ${s.errors ?? 0}`, `Warnings:  ${s.warnings ?? 0}`);
-  if (options.details && options.results) {
-    lines.push(
-      '',
-      ...renderResult('Errors', options.results.errors),
-      '',
-      ...renderResult('Warnings', options.results.warnings),
-    );
-  }
-  return `${lines.join('\n')}\n`;
+  if (!options.details) return ['Resource List:  <included resources; use --details to list them>', ''];
+  return [];
 }
