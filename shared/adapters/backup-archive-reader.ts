@@ -6,8 +6,8 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
-import { extract } from 'tar-stream';
+import { createGunzip, type Gunzip } from 'node:zlib';
+import { type ExtractEvents, extract, type Extract as TarExtract } from 'tar-stream';
 import { HostileArchive } from '../domain/errors.js';
 import { type ArchiveEntry, hostileName, parseEntryName } from '../domain/storage/archive-entry.js';
 
@@ -32,6 +32,9 @@ export type ArchiveItem = Extract<ArchiveEntry, { kind: 'item' }> & {
   readonly object: Record<string, unknown>;
 };
 
+/** One entry of the tar stream, its header and body. */
+type TarEntry = ExtractEvents['entry'][1];
+
 export interface ArchiveSummary {
   readonly formatVersion: string | undefined;
   readonly items: number;
@@ -44,18 +47,48 @@ export async function readBackupArchive(options: {
   limits?: Partial<ArchiveLimits>;
 }): Promise<ArchiveSummary> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
-  let compressed = 0;
-  let decompressed = 0;
-  let current = '(gzip stream)';
-  const counted = async function* (): AsyncGenerator<Uint8Array> {
-    for await (const chunk of options.body) {
-      compressed += chunk.length;
-      yield chunk;
-    }
-  };
+  const progress: ReadProgress = { compressed: 0, decompressed: 0, current: '(gzip stream)' };
+  const gunzip = boundedGunzip(limits, progress);
+  const tar = extract();
+  const reading = pipeline(Readable.from(countedBody(options.body, progress)), gunzip, tar);
+  const consuming = consumedEntries({ tar, limits, progress, onItem: options.onItem });
+  try {
+    const [, summary] = await Promise.all([reading, consuming]);
+    return summary;
+  } catch (error) {
+    tar.destroy();
+    gunzip.destroy();
+    if (error instanceof HostileArchive) throw error;
+    throw new HostileArchive(
+      progress.current,
+      `unreadable archive (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+}
+
+/** How far the read has come: bytes in and out of gzip, and the entry being read (for errors). */
+interface ReadProgress {
+  compressed: number;
+  decompressed: number;
+  current: string;
+}
+
+async function* countedBody(
+  body: AsyncIterable<Uint8Array>,
+  progress: ReadProgress,
+): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body) {
+    progress.compressed += chunk.length;
+    yield chunk;
+  }
+}
+
+/** A gunzip that fails the read once the archive decompresses past the total or the ratio limit. */
+function boundedGunzip(limits: ArchiveLimits, progress: ReadProgress): Gunzip {
   const gunzip = createGunzip();
   gunzip.on('data', (chunk: Buffer) => {
-    decompressed += chunk.length;
+    progress.decompressed += chunk.length;
+    const { compressed, decompressed, current } = progress;
     if (decompressed > limits.maxTotalBytes) {
       gunzip.destroy(
         new HostileArchive(current, `more than ${limits.maxTotalBytes} bytes once decompressed`),
@@ -66,64 +99,69 @@ export async function readBackupArchive(options: {
       );
     }
   });
-  const tar = extract();
+  return gunzip;
+}
+
+/** Reads every entry in order: the format version checked, items handed on, other files noted. */
+async function consumedEntries(options: {
+  tar: TarExtract;
+  limits: ArchiveLimits;
+  progress: ReadProgress;
+  onItem: (item: ArchiveItem) => Promise<void>;
+}): Promise<ArchiveSummary> {
   let formatVersion: string | undefined;
   let items = 0;
   const ignored: string[] = [];
-  const reading = pipeline(Readable.from(counted()), gunzip, tar);
-  const consuming = (async () => {
-    for await (const entry of tar) {
-      const { name, type, size } = entry.header;
-      current = name;
-      const hostile = hostileName(name);
-      if (hostile) throw new HostileArchive(name, hostile);
-      if (type === 'directory') {
-        entry.resume();
-        continue;
-      }
-      if (type !== 'file' && type !== 'contiguous-file')
-        throw new HostileArchive(name, `a ${type ?? 'special'} entry, not a regular file`);
-      if ((size ?? 0) > limits.maxEntryBytes)
-        throw new HostileArchive(
-          name,
-          `an entry of ${size} bytes, over the ${limits.maxEntryBytes}-byte limit`,
-        );
-      const chunks: Buffer[] = [];
-      for await (const chunk of entry) chunks.push(chunk as Buffer);
-      const text = Buffer.concat(chunks).toString('utf8');
-      const parsed = parseEntryName(name);
-      if (parsed.kind === 'version') {
-        formatVersion = text.trim();
-        if (!/^1\.\d+\.\d+$/.test(formatVersion))
-          throw new HostileArchive(name, `unsupported backup format version "${formatVersion}"`);
-        continue;
-      }
-      if (parsed.kind === 'other') {
-        ignored.push(name);
-        continue;
-      }
-      let object: unknown;
-      try {
-        object = JSON.parse(text);
-      } catch {
-        throw new HostileArchive(name, 'malformed JSON');
-      }
-      if (!object || typeof object !== 'object' || Array.isArray(object))
-        throw new HostileArchive(name, 'not a JSON object');
-      items++;
-      await options.onItem({ ...parsed, object: object as Record<string, unknown> });
+  for await (const entry of options.tar) {
+    const { name } = entry.header;
+    options.progress.current = name;
+    const text = await regularFileText(entry, options.limits);
+    if (text === undefined) continue;
+    const parsed = parseEntryName(name);
+    if (parsed.kind === 'version') {
+      formatVersion = text.trim();
+      if (!/^1\.\d+\.\d+$/.test(formatVersion))
+        throw new HostileArchive(name, `unsupported backup format version "${formatVersion}"`);
+      continue;
     }
-  })();
-  try {
-    await Promise.all([reading, consuming]);
-  } catch (error) {
-    tar.destroy();
-    gunzip.destroy();
-    if (error instanceof HostileArchive) throw error;
-    throw new HostileArchive(
-      current,
-      `unreadable archive (${error instanceof Error ? error.message : String(error)})`,
-    );
+    if (parsed.kind === 'other') {
+      ignored.push(name);
+      continue;
+    }
+    const object = itemObject(name, text);
+    items++;
+    await options.onItem({ ...parsed, object });
   }
   return { formatVersion, items, ignored };
+}
+
+/** The text of a regular file entry; undefined for a directory (skipped); any other entry is hostile. */
+async function regularFileText(entry: TarEntry, limits: ArchiveLimits): Promise<string | undefined> {
+  const { name, type, size } = entry.header;
+  const hostile = hostileName(name);
+  if (hostile) throw new HostileArchive(name, hostile);
+  if (type === 'directory') {
+    entry.resume();
+    return undefined;
+  }
+  if (type !== 'file' && type !== 'contiguous-file')
+    throw new HostileArchive(name, `a ${type ?? 'special'} entry, not a regular file`);
+  if ((size ?? 0) > limits.maxEntryBytes)
+    throw new HostileArchive(name, `an entry of ${size} bytes, over the ${limits.maxEntryBytes}-byte limit`);
+  const chunks: Buffer[] = [];
+  for await (const chunk of entry) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** An item entry's JSON object. */
+function itemObject(name: string, text: string): Record<string, unknown> {
+  let object: unknown;
+  try {
+    object = JSON.parse(text);
+  } catch {
+    throw new HostileArchive(name, 'malformed JSON');
+  }
+  if (!object || typeof object !== 'object' || Array.isArray(object))
+    throw new HostileArchive(name, 'not a JSON object');
+  return object as Record<string, unknown>;
 }

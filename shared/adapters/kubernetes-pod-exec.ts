@@ -207,29 +207,45 @@ export class KubernetesPodExec implements PodExec {
       // timeout occurs"; we stop waiting and close the stream, and say so exactly.
       timer = setTimeout(() => finish({ end: { timedOut: true } }), request.timeoutMs);
 
-      new Exec(this.kc, socket)
-        .exec(
-          request.namespace,
-          request.pod,
-          request.container,
-          [...request.command],
-          sink(stdout),
-          sink(stderr),
-          null,
-          false,
-          // The status is the last frame: every byte of output has been routed before it.
-          (status) => finish({ end: { ...exitOf(status), timedOut: false } }),
-        )
-        .then((ws) => {
-          ws.on('close', (code) => {
-            const error =
-              socket.frameError instanceof Error
-                ? `the exec status could not be read: ${socket.frameError.message}`
-                : `the exec stream closed without a status (WebSocket code ${code})`;
-            finish({ end: { timedOut: false, error } });
-          });
-        })
-        .catch((error: unknown) => finish({ error }));
+      startCommand({ kc: this.kc, socket, request, stdout, stderr, finish });
     });
   }
+}
+
+/**
+ * Starts the command on the socket: its output goes to the tails, and it finishes with the status
+ * frame, or with the stream's close when no status came (or it could not be read).
+ */
+function startCommand(options: {
+  kc: KubeConfig;
+  socket: ExecSocket;
+  request: PodExecRequest;
+  stdout: OutputTail;
+  stderr: OutputTail;
+  finish: (ending: Ending) => void;
+}): void {
+  const { socket, request, finish } = options;
+  new Exec(options.kc, socket)
+    .exec(
+      request.namespace,
+      request.pod,
+      request.container,
+      [...request.command],
+      sink(options.stdout),
+      sink(options.stderr),
+      null,
+      false,
+      // The status is the last frame: every byte of output has been routed before it.
+      (status) => finish({ end: { ...exitOf(status), timedOut: false } }),
+    )
+    .then((ws) => {
+      ws.on('close', (code) => {
+        const error =
+          socket.frameError instanceof Error
+            ? `the exec status could not be read: ${socket.frameError.message}`
+            : `the exec stream closed without a status (WebSocket code ${code})`;
+        finish({ end: { timedOut: false, error } });
+      });
+    })
+    .catch((error: unknown) => finish({ error }));
 }

@@ -124,8 +124,21 @@ type Layout = { readonly name: string; readonly prefix: string } | { readonly wh
 /** A complete tar archive (with its end-of-archive blocks) of the entries, in order. */
 export async function tarOf(entries: Iterable<TarEntry>, options: { mtime: Date }): Promise<Uint8Array> {
   const list = Array.isArray(entries) ? (entries as readonly TarEntry[]) : [...entries];
+  const measured = await measuredEntries(list, options.mtime);
+  return writtenArchive({ list, measured, mtime: options.mtime });
+}
+
+/** What the first pass learns: each body's size, the entries not plain, the archive's size. */
+interface MeasuredEntries {
+  readonly sizes: readonly number[];
+  /** Only entries whose name is not plain (split into a prefix, or a pax header) have a layout. */
+  readonly layouts: ReadonlyMap<number, Layout>;
+  readonly total: number;
+}
+
+/** Sizes every entry (and has tar-stream write those a ustar header cannot hold), so one buffer fits all. */
+async function measuredEntries(list: readonly TarEntry[], mtime: Date): Promise<MeasuredEntries> {
   const sizes = new Array<number>(list.length);
-  // Only entries whose name is not plain (split into a prefix, or a pax header) have a layout.
   const layouts = new Map<number, Layout>();
   let total = END_OF_ARCHIVE;
   let previous: string | Uint8Array | undefined;
@@ -151,12 +164,22 @@ export async function tarOf(entries: Iterable<TarEntry>, options: { mtime: Date 
       layouts.set(index, fits);
       total += BLOCK + padded(size);
     } else {
-      const whole = await tarStreamEntry(entry, options.mtime);
+      const whole = await tarStreamEntry(entry, mtime);
       layouts.set(index, { whole });
       total += whole.length;
     }
   }
+  return { sizes, layouts, total };
+}
 
+/** Writes every entry's header and body (or tar-stream's bytes) into one buffer of the measured size. */
+function writtenArchive(options: {
+  list: readonly TarEntry[];
+  measured: MeasuredEntries;
+  mtime: Date;
+}): Buffer {
+  const { list } = options;
+  const { sizes, layouts, total } = options.measured;
   const template = headerTemplate(options.mtime);
   // Zero-filled: the padding after each body and the end-of-archive blocks.
   const out = Buffer.alloc(total);

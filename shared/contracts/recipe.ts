@@ -169,16 +169,41 @@ function duplicates(list: readonly { name: string }[], what: string, key: string
   return problems;
 }
 
+/** The names a recipe defines, that its steps and restore groups refer to. */
+interface DefinedNames {
+  readonly groupByName: ReadonlyMap<string, RecipeGroup>;
+  readonly hookNames: ReadonlySet<string>;
+}
+
 /** The cross-references a schema cannot see: names unique, steps and backupGroup naming what exists. */
 function referenceProblems(recipe: RecipeInput): Problem[] {
   const groups = recipe.groups ?? [];
   const hooks = recipe.hooks ?? [];
   const problems = [...duplicates(groups, 'group', 'groups'), ...duplicates(hooks, 'hook', 'hooks')];
-  const groupByName = new Map(groups.map((g) => [g.name, g]));
-  const hookNames = new Set(hooks.map((h) => h.name));
+  const defined: DefinedNames = {
+    groupByName: new Map(groups.map((g) => [g.name, g])),
+    hookNames: new Set(hooks.map((h) => h.name)),
+  };
+  problems.push(...backupGroupProblems(groups, defined));
+  const { backup, restore } = recipe.workflows;
+  if (!backup && !restore) {
+    problems.push({ path: ['workflows'], message: 'needs a backup or a restore workflow (or both)' });
+  }
+  // The backup workflow first: the restore workflow's groups are checked against what it backs up.
+  const backedUp = new Set<string>();
+  problems.push(
+    ...stepProblems({ defined, workflow: 'backup', steps: backup, backedUp, afterBackup: false }),
+    ...stepProblems({ defined, workflow: 'restore', steps: restore, backedUp, afterBackup: !!backup }),
+  );
+  return problems;
+}
+
+/** A restore group's backupGroup must name a group the backup takes. */
+function backupGroupProblems(groups: readonly RecipeGroup[], defined: DefinedNames): Problem[] {
+  const problems: Problem[] = [];
   for (const [i, g] of groups.entries()) {
     if (g.backupGroup === undefined) continue;
-    const source = groupByName.get(g.backupGroup);
+    const source = defined.groupByName.get(g.backupGroup);
     if (!source)
       problems.push({ path: ['groups', i, 'backupGroup'], message: `no group named "${g.backupGroup}"` });
     else if (source.backupGroup !== undefined)
@@ -187,58 +212,70 @@ function referenceProblems(recipe: RecipeInput): Problem[] {
         message: `group "${g.backupGroup}" is itself a restore group (it has backupGroup); name a group the backup takes`,
       });
   }
-  const { backup, restore } = recipe.workflows;
-  if (!backup && !restore) {
-    problems.push({ path: ['workflows'], message: 'needs a backup or a restore workflow (or both)' });
-  }
-  const backedUp = new Set<string>();
-  for (const [name, steps] of [
-    ['backup', backup],
-    ['restore', restore],
-  ] as const) {
-    const seen = new Map<string, number>();
-    for (const [i, s] of (steps ?? []).entries()) {
-      if ('hook' in s) {
-        if (!hookNames.has(s.hook))
-          problems.push({ path: ['workflows', name, i, 'hook'], message: `no hook named "${s.hook}"` });
-        continue;
-      }
-      const at = ['workflows', name, i, 'group'];
-      const g = groupByName.get(s.group);
-      if (!g) {
-        problems.push({ path: at, message: `no group named "${s.group}"` });
-        continue;
-      }
-      const earlier = seen.get(s.group);
-      if (earlier !== undefined)
+  return problems;
+}
+
+/**
+ * The steps of one workflow: each names a defined hook or group, a group once. The backup
+ * workflow's groups go into `backedUp`; the restore workflow's, when there is a backup workflow,
+ * must restore one of them.
+ */
+function stepProblems(options: {
+  defined: DefinedNames;
+  workflow: 'backup' | 'restore';
+  steps: readonly RecipeStep[] | undefined;
+  backedUp: Set<string>;
+  afterBackup: boolean;
+}): Problem[] {
+  const { defined, workflow, backedUp } = options;
+  const problems: Problem[] = [];
+  const seen = new Map<string, number>();
+  for (const [i, s] of (options.steps ?? []).entries()) {
+    if ('hook' in s) {
+      if (!defined.hookNames.has(s.hook))
+        problems.push({ path: ['workflows', workflow, i, 'hook'], message: `no hook named "${s.hook}"` });
+      continue;
+    }
+    const at = ['workflows', workflow, i, 'group'];
+    const g = defined.groupByName.get(s.group);
+    if (!g) {
+      problems.push({ path: at, message: `no group named "${s.group}"` });
+      continue;
+    }
+    const earlier = seen.get(s.group);
+    if (earlier !== undefined)
+      problems.push({
+        path: at,
+        message: `group "${s.group}" is already a step at workflows.${workflow}[${earlier}]`,
+      });
+    else seen.set(s.group, i);
+    if (workflow === 'backup') {
+      if (g.backupGroup !== undefined)
         problems.push({
           path: at,
-          message: `group "${s.group}" is already a step at workflows.${name}[${earlier}]`,
+          message: `group "${s.group}" is a restore group (it has backupGroup) and cannot be backed up`,
         });
-      else seen.set(s.group, i);
-      if (name === 'backup') {
-        if (g.backupGroup !== undefined)
-          problems.push({
-            path: at,
-            message: `group "${s.group}" is a restore group (it has backupGroup) and cannot be backed up`,
-          });
-        else backedUp.add(s.group);
-      } else if (backup) {
-        const source = g.backupGroup ?? g.name;
-        // An unknown or restore-only source is reported at its backupGroup already.
-        const sourceGroup = groupByName.get(source);
-        if (sourceGroup && sourceGroup.backupGroup === undefined && !backedUp.has(source))
-          problems.push({
-            path: at,
-            message:
-              source === g.name
-                ? `group "${g.name}" is not backed up by the backup workflow, so there is nothing to restore`
-                : `group "${g.name}" restores from "${source}", which the backup workflow does not back up`,
-          });
-      }
+      else backedUp.add(s.group);
+    } else if (options.afterBackup) {
+      const message = notBackedUp(g, { defined, backedUp });
+      if (message) problems.push({ path: at, message });
     }
   }
   return problems;
+}
+
+/** Why a restore step's group has nothing to restore, if so. */
+function notBackedUp(
+  g: RecipeGroup,
+  options: { defined: DefinedNames; backedUp: ReadonlySet<string> },
+): string | undefined {
+  const source = g.backupGroup ?? g.name;
+  // An unknown or restore-only source is reported at its backupGroup already.
+  const sourceGroup = options.defined.groupByName.get(source);
+  if (!sourceGroup || sourceGroup.backupGroup !== undefined || options.backedUp.has(source)) return undefined;
+  return source === g.name
+    ? `group "${g.name}" is not backed up by the backup workflow, so there is nothing to restore`
+    : `group "${g.name}" restores from "${source}", which the backup workflow does not back up`;
 }
 
 const recipeSchema = recipeInput.superRefine((recipe, ctx) => {

@@ -76,11 +76,38 @@ export function buildItemBlocks(options: {
   items: readonly ItemFacts[];
   orderedResources?: Readonly<Record<string, readonly string[]>>;
 }): ItemBlock[] {
-  const ordered = options.orderedResources ?? {};
-  // One entry per identity; the same object under several versions becomes one item list.
+  const collected = collectedItems(options.items);
+  const relations = relationsOf(collected);
+  const ordering = orderingOf(collected, options.orderedResources ?? {});
+  const sorted = stableOrdered(collected.sequence, ordering.grOf, ordering.orderOf);
+  return blocksOf({ sorted, relations, ordering });
+}
+
+/** The selected items by identity, each with its facts under every version, in collection order. */
+interface CollectedItems {
+  readonly byIdentity: ReadonlyMap<string, ItemFacts[]>;
+  readonly sequence: readonly string[];
+}
+
+/** What points from an item to the items that must share its block. */
+interface Relations {
+  readonly items: CollectedItems;
+  /** Reverse indexes for relations that point the other way. */
+  readonly podsByClaim: ReadonlyMap<string, string[]>;
+  readonly bindingsBySa: ReadonlyMap<string, string[]>;
+}
+
+/** Where an item stands in `orderedResources`, and its group-resource. */
+interface Ordering {
+  readonly orderOf: (key: string) => number | undefined;
+  readonly grOf: (key: string) => string;
+}
+
+/** One entry per identity; the same object under several versions becomes one item list. */
+function collectedItems(items: readonly ItemFacts[]): CollectedItems {
   const byIdentity = new Map<string, ItemFacts[]>();
   const sequence: string[] = [];
-  for (const facts of options.items) {
+  for (const facts of items) {
     const key = itemIdentity(facts.ref);
     const existing = byIdentity.get(key);
     if (existing) {
@@ -91,12 +118,15 @@ export function buildItemBlocks(options: {
       sequence.push(key);
     }
   }
+  return { byIdentity, sequence };
+}
 
-  // Reverse indexes for relations that point the other way.
+/** Indexes the relations that point from the other end: a PVC's pods, a service account's bindings. */
+function relationsOf(items: CollectedItems): Relations {
   const podsByClaim = new Map<string, string[]>();
   const bindingsBySa = new Map<string, string[]>();
-  for (const key of sequence) {
-    for (const facts of byIdentity.get(key) ?? []) {
+  for (const key of items.sequence) {
+    for (const facts of items.byIdentity.get(key) ?? []) {
       for (const claim of facts.claims ?? []) {
         const pvc = id.pvc(facts.ref.namespace, claim);
         podsByClaim.set(pvc, [...(podsByClaim.get(pvc) ?? []), key]);
@@ -107,41 +137,60 @@ export function buildItemBlocks(options: {
       }
     }
   }
+  return { items, podsByClaim, bindingsBySa };
+}
 
-  const related = (key: string): string[] => {
-    const out: string[] = [];
-    for (const facts of byIdentity.get(key) ?? []) {
-      const { ref } = facts;
-      for (const claim of facts.claims ?? []) out.push(id.pvc(ref.namespace, claim));
-      if (facts.volumeName) out.push(id.pv(facts.volumeName));
-      if (ref.group === '' && ref.resource === 'persistentvolumeclaims')
-        out.push(...(podsByClaim.get(key) ?? []));
-      if (ref.group === '' && ref.resource === 'serviceaccounts') {
-        for (const binding of bindingsBySa.get(key) ?? []) {
-          out.push(binding);
-          for (const b of byIdentity.get(binding) ?? [])
-            if (b.clusterRole) out.push(id.clusterRole(b.clusterRole));
-        }
+/** The selected items that must share `key`'s block (relations to others are ignored). */
+function relatedItems(relations: Relations, key: string): string[] {
+  const { byIdentity } = relations.items;
+  const out: string[] = [];
+  for (const facts of byIdentity.get(key) ?? []) {
+    const { ref } = facts;
+    for (const claim of facts.claims ?? []) out.push(id.pvc(ref.namespace, claim));
+    if (facts.volumeName) out.push(id.pv(facts.volumeName));
+    if (ref.group === '' && ref.resource === 'persistentvolumeclaims')
+      out.push(...(relations.podsByClaim.get(key) ?? []));
+    if (ref.group === '' && ref.resource === 'serviceaccounts') {
+      for (const binding of relations.bindingsBySa.get(key) ?? []) {
+        out.push(binding);
+        for (const b of byIdentity.get(binding) ?? [])
+          if (b.clusterRole) out.push(id.clusterRole(b.clusterRole));
       }
     }
-    return out.filter((k) => byIdentity.has(k));
-  };
+  }
+  return out.filter((k) => byIdentity.has(k));
+}
 
-  // Ordered items of a resource come first, in the given order, then that resource's others.
+/** Ordered items of a resource come first, in the given order, then that resource's others. */
+function orderingOf(items: CollectedItems, ordered: Readonly<Record<string, readonly string[]>>): Ordering {
   const orderIndex = new Map<string, number>();
   for (const [gr, names] of Object.entries(ordered)) {
     for (const [i, n] of names.entries()) orderIndex.set(`${gr}|${n}`, i);
   }
-  const orderOf = (key: string): number | undefined => {
-    const ref = byIdentity.get(key)?.[0]?.ref;
-    return ref ? orderIndex.get(`${groupResource(ref)}|${namespacedName(ref)}`) : undefined;
+  return {
+    orderOf: (key) => {
+      const ref = items.byIdentity.get(key)?.[0]?.ref;
+      return ref ? orderIndex.get(`${groupResource(ref)}|${namespacedName(ref)}`) : undefined;
+    },
+    grOf: (key) => {
+      const ref = items.byIdentity.get(key)?.[0]?.ref;
+      return ref ? groupResource(ref) : '';
+    },
   };
-  const grOf = (key: string): string => {
-    const ref = byIdentity.get(key)?.[0]?.ref;
-    return ref ? groupResource(ref) : '';
-  };
-  const sorted = stableOrdered(sequence, grOf, orderOf);
+}
 
+/**
+ * Walks the sorted items: each not yet in a block starts one and pulls in its related items,
+ * depth first; a run of consecutive ordered items of one resource is one block.
+ */
+function blocksOf(options: {
+  sorted: readonly string[];
+  relations: Relations;
+  ordering: Ordering;
+}): ItemBlock[] {
+  const { sorted, relations } = options;
+  const { byIdentity } = relations.items;
+  const { orderOf, grOf } = options.ordering;
   const assigned = new Set<string>();
   const blocks: ItemBlock[] = [];
   const addWithRelated = (start: string, into: string[]): void => {
@@ -151,7 +200,7 @@ export function buildItemBlocks(options: {
       if (assigned.has(key)) continue;
       assigned.add(key);
       into.push(key);
-      stack.unshift(...related(key));
+      stack.unshift(...relatedItems(relations, key));
     }
   };
   for (let i = 0; i < sorted.length; i++) {

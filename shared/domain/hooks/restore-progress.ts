@@ -112,85 +112,121 @@ function unsettledSlots(options: {
   );
 }
 
+/** Where a pod's hooks stand: what `nextHookAction` decides from. */
+export interface PodHookProgress {
+  readonly namespace: string;
+  readonly name: string;
+  readonly byContainer: readonly ContainerHooks[];
+  /** `slotKey`s of the hooks already run or failed. */
+  readonly settled: ReadonlySet<string>;
+  /** A hook failed with onError Fail. */
+  readonly stopped: boolean;
+  /** The pod as the cluster has it now; undefined when it no longer exists. */
+  readonly pod: unknown;
+  readonly nowMs: number;
+  /** When the pod was created; the hooks' waits count from then. */
+  readonly waitStartMs: number;
+  /** How long a hook without a wait timeout waits (the restore's limit for hooks). */
+  readonly restoreWaitLimitMs: number;
+}
+
+/** The pod's progress, with how its hooks are named in messages. */
+interface HookContext {
+  readonly progress: PodHookProgress;
+  readonly describe: (slot: HookSlot) => string;
+}
+
 /**
  * The next thing to do for a pod's hooks. Call again after doing it (with the settled set
  * updated) until it answers `wait` or `done`.
  */
-export function nextHookAction(options: {
-  namespace: string;
-  name: string;
-  byContainer: readonly ContainerHooks[];
-  /** `slotKey`s of the hooks already run or failed. */
-  settled: ReadonlySet<string>;
-  /** A hook failed with onError Fail. */
-  stopped: boolean;
-  /** The pod as the cluster has it now; undefined when it no longer exists. */
-  pod: unknown;
-  nowMs: number;
-  /** When the pod was created; the hooks' waits count from then. */
-  waitStartMs: number;
-  /** How long a hook without a wait timeout waits (the restore's limit for hooks). */
-  restoreWaitLimitMs: number;
-}): NextHookAction {
+export function nextHookAction(options: PodHookProgress): NextHookAction {
   const groups = unsettledSlots(options).filter((slots) => slots.length > 0);
   if (groups.length === 0) return { kind: 'done' };
   const describe = (slot: HookSlot): string =>
     hookDescription({ slot, namespace: options.namespace, pod: options.name });
-  const allFail = (kind: HookFailureKind, why: string): NextHookAction => ({
-    kind: 'settle',
-    settlements: groups.flat().map((slot) => ({
-      slot,
-      failure: { kind, message: `${describe(slot)} not executed: ${why}` },
-    })),
-  });
-  if (options.stopped) return allFail('notExecuted', 'an earlier hook of the pod failed with onError Fail');
-  if (options.pod === undefined) return allFail('notExecuted', 'the pod was deleted before its hooks ran');
-  const phase = record(record(options.pod).status).phase;
-  if (phase === 'Succeeded' || phase === 'Failed')
-    return allFail('notExecuted', `the pod entered phase ${phase} before its hooks ran`);
-
+  const why = whyNoHookRuns(options);
+  if (why !== undefined) {
+    return {
+      kind: 'settle',
+      settlements: groups.flat().map((slot) => ({
+        slot,
+        failure: { kind: 'notExecuted', message: `${describe(slot)} not executed: ${why}` },
+      })),
+    };
+  }
+  const context: HookContext = { progress: options, describe };
   for (const slots of groups) {
-    const first = slots[0];
-    if (!first) continue;
-    const group = options.byContainer.find((g) => g.container === first.container);
-    if (!group) continue;
-    const state = containerHookState({ pod: options.pod, container: group });
-    const upMs = state === 'up' ? containerUpSinceMs({ pod: options.pod, container: group }) : undefined;
-    const waitedMs = (upMs ?? options.nowMs) - options.waitStartMs;
-    const up = state === 'up' ? (group.hooks.some((h) => h.waitForReady) ? 'ready' : 'running') : undefined;
-    if (hookWaitExpired(first.hook, waitedMs)) {
-      const limit = formatDuration(first.hook.waitTimeoutMs ?? 0);
-      const why = up
-        ? `its container became ${up} only after its wait timeout (${limit})`
-        : `its container was not ${group.hooks.some((h) => h.waitForReady) ? 'ready' : 'running'} within its wait timeout (${limit})`;
-      const failure = {
-        kind: 'expired' as const,
-        message: `${describe(first)} expired before executing: ${why}`,
-      };
-      // Velero (wait_exec_hook_handler.go): with onError Continue the expired hook is recorded
-      // failed and executed all the same; its container may still come up while the pod is watched.
-      if (first.hook.onError !== 'Fail') {
-        if (up) return { kind: 'run', slot: first, expired: failure };
-        const watchMs = longestHookWaitMs(options.byContainer) ?? options.restoreWaitLimitMs;
-        if (options.nowMs - options.waitStartMs <= watchMs) continue;
-      }
-      return { kind: 'settle', settlements: [{ slot: first, failure }] };
-    }
-    if (up) return { kind: 'run', slot: first };
-    if (first.hook.waitTimeoutMs === undefined && waitedMs > options.restoreWaitLimitMs) {
-      return {
-        kind: 'settle',
-        settlements: slots.map((slot) => ({
-          slot,
-          failure: {
-            kind: 'notExecuted',
-            message: `${describe(slot)} not executed: its container was not up within the restore's limit for hooks (${formatDuration(options.restoreWaitLimitMs)})`,
-          },
-        })),
-      };
-    }
+    const action = containerAction(context, slots);
+    if (action) return action;
   }
   return { kind: 'wait' };
+}
+
+/** Why none of the pod's remaining hooks can run any more (stopped, or the pod gone or ended). */
+function whyNoHookRuns(progress: PodHookProgress): string | undefined {
+  if (progress.stopped) return 'an earlier hook of the pod failed with onError Fail';
+  if (progress.pod === undefined) return 'the pod was deleted before its hooks ran';
+  const phase = record(record(progress.pod).status).phase;
+  if (phase === 'Succeeded' || phase === 'Failed')
+    return `the pod entered phase ${phase} before its hooks ran`;
+  return undefined;
+}
+
+/** A container's first unsettled hook: run it, settle it, or undefined while it waits. */
+function containerAction(context: HookContext, slots: readonly HookSlot[]): NextHookAction | undefined {
+  const { progress, describe } = context;
+  const first = slots[0];
+  if (!first) return undefined;
+  const group = progress.byContainer.find((g) => g.container === first.container);
+  if (!group) return undefined;
+  const state = containerHookState({ pod: progress.pod, container: group });
+  const upMs = state === 'up' ? containerUpSinceMs({ pod: progress.pod, container: group }) : undefined;
+  const waitedMs = (upMs ?? progress.nowMs) - progress.waitStartMs;
+  const wanted = group.hooks.some((h) => h.waitForReady) ? 'ready' : 'running';
+  const up = state === 'up' ? wanted : undefined;
+  if (hookWaitExpired(first.hook, waitedMs)) {
+    const limit = formatDuration(first.hook.waitTimeoutMs ?? 0);
+    const why = up
+      ? `its container became ${up} only after its wait timeout (${limit})`
+      : `its container was not ${wanted} within its wait timeout (${limit})`;
+    return expiredAction(context, {
+      slot: first,
+      up: up !== undefined,
+      failure: { kind: 'expired', message: `${describe(first)} expired before executing: ${why}` },
+    });
+  }
+  if (up) return { kind: 'run', slot: first };
+  if (first.hook.waitTimeoutMs === undefined && waitedMs > progress.restoreWaitLimitMs) {
+    return {
+      kind: 'settle',
+      settlements: slots.map((slot) => ({
+        slot,
+        failure: {
+          kind: 'notExecuted',
+          message: `${describe(slot)} not executed: its container was not up within the restore's limit for hooks (${formatDuration(progress.restoreWaitLimitMs)})`,
+        },
+      })),
+    };
+  }
+  return undefined;
+}
+
+/** A hook whose wait timeout passed: settled as expired, or (onError Continue) still run once up. */
+function expiredAction(
+  context: HookContext,
+  expired: { slot: HookSlot; up: boolean; failure: { kind: 'expired'; message: string } },
+): NextHookAction | undefined {
+  const { progress } = context;
+  const { slot, failure } = expired;
+  // Velero (wait_exec_hook_handler.go): with onError Continue the expired hook is recorded
+  // failed and executed all the same; its container may still come up while the pod is watched.
+  if (slot.hook.onError !== 'Fail') {
+    if (expired.up) return { kind: 'run', slot, expired: failure };
+    const watchMs = longestHookWaitMs(progress.byContainer) ?? progress.restoreWaitLimitMs;
+    if (progress.nowMs - progress.waitStartMs <= watchMs) return undefined;
+  }
+  return { kind: 'settle', settlements: [{ slot, failure }] };
 }
 
 /** Why a hook that ran failed, or undefined when it succeeded (exit code 0 within its timeout). */

@@ -177,75 +177,94 @@ function preparedContent(object: Json, options: RestoreItemOptions): Json {
   delete out.status;
   out.metadata = metadata;
   const spec = obj(out.spec);
+  // Each step below changes the clone's own spec and metadata in place.
   switch (options.groupResource) {
-    case 'services': {
-      if (spec.clusterIP !== 'None') {
-        delete spec.clusterIP;
-        delete spec.clusterIPs;
-      }
-      delete spec.healthCheckNodePort;
-      if (!options.preserveNodePorts && Array.isArray(spec.ports)) {
-        spec.ports = spec.ports.map((p) => {
-          const { nodePort: _dropped, ...rest } = obj(p);
-          return rest;
-        });
-      }
+    case 'services':
+      resetServiceAddresses(spec, options);
       break;
-    }
-    case 'pods': {
-      delete spec.nodeName;
-      delete spec.priority;
-      // The kubelet's projected service-account token volume is re-created by admission.
-      const isToken = (name: unknown) => typeof name === 'string' && name.startsWith('kube-api-access-');
-      if (Array.isArray(spec.volumes)) spec.volumes = spec.volumes.filter((v) => !isToken(obj(v).name));
-      for (const key of ['containers', 'initContainers']) {
-        if (!Array.isArray(spec[key])) continue;
-        spec[key] = (spec[key] as unknown[]).map((c) => {
-          const container = obj(c);
-          if (Array.isArray(container.volumeMounts)) {
-            container.volumeMounts = container.volumeMounts.filter((m) => !isToken(obj(m).name));
-          }
-          return container;
-        });
-      }
+    case 'pods':
+      resetPodBinding(spec);
       break;
-    }
     case 'persistentvolumeclaims': {
       const annotations = obj(metadata.annotations);
       for (const key of PVC_BINDING_ANNOTATIONS) delete annotations[key];
       metadata.annotations = annotations;
       break;
     }
-    case 'persistentvolumes': {
-      // Velero resetVolumeBindingInfo: the restored PV looks statically provisioned and
-      // manually bound, so the PV controller binds it to the restored PVC again.
-      const annotations = obj(metadata.annotations);
-      for (const key of PV_BINDING_ANNOTATIONS) delete annotations[key];
-      if (metadata.annotations !== undefined) metadata.annotations = annotations;
-      const claimRef = obj(spec.claimRef);
-      if (Object.keys(claimRef).length > 0) {
-        delete claimRef.uid;
-        delete claimRef.resourceVersion;
-        if (typeof claimRef.namespace === 'string') {
-          claimRef.namespace = mappedNamespace(claimRef.namespace, options.namespaceMapping);
-        }
-        spec.claimRef = claimRef;
-      }
+    case 'persistentvolumes':
+      resetVolumeBinding({ spec, metadata, options });
       break;
-    }
-    case 'jobs.batch': {
-      const selector = obj(spec.selector);
-      const matchLabels = obj(selector.matchLabels);
-      for (const key of JOB_CONTROLLER_LABELS) delete matchLabels[key];
-      const template = obj(spec.template);
-      const templateMeta = obj(template.metadata);
-      const labels = obj(templateMeta.labels);
-      for (const key of JOB_CONTROLLER_LABELS) delete labels[key];
-      if (Object.keys(matchLabels).length === 0) delete spec.selector;
-      delete spec.manualSelector;
+    case 'jobs.batch':
+      resetJobSelector(spec);
       break;
-    }
   }
   if (out.spec !== undefined) out.spec = spec;
   return out;
+}
+
+/** The cluster IPs (and node ports, unless preserved) are the new cluster's to assign. */
+function resetServiceAddresses(spec: Json, options: RestoreItemOptions): void {
+  if (spec.clusterIP !== 'None') {
+    delete spec.clusterIP;
+    delete spec.clusterIPs;
+  }
+  delete spec.healthCheckNodePort;
+  if (!options.preserveNodePorts && Array.isArray(spec.ports)) {
+    spec.ports = spec.ports.map((p) => {
+      const { nodePort: _dropped, ...rest } = obj(p);
+      return rest;
+    });
+  }
+}
+
+/** The pod is scheduled afresh, and gets a new service-account token volume. */
+function resetPodBinding(spec: Json): void {
+  delete spec.nodeName;
+  delete spec.priority;
+  // The kubelet's projected service-account token volume is re-created by admission.
+  const isToken = (name: unknown) => typeof name === 'string' && name.startsWith('kube-api-access-');
+  if (Array.isArray(spec.volumes)) spec.volumes = spec.volumes.filter((v) => !isToken(obj(v).name));
+  for (const key of ['containers', 'initContainers']) {
+    if (!Array.isArray(spec[key])) continue;
+    spec[key] = (spec[key] as unknown[]).map((c) => {
+      const container = obj(c);
+      if (Array.isArray(container.volumeMounts)) {
+        container.volumeMounts = container.volumeMounts.filter((m) => !isToken(obj(m).name));
+      }
+      return container;
+    });
+  }
+}
+
+/**
+ * Velero resetVolumeBindingInfo: the restored PV looks statically provisioned and manually
+ * bound, so the PV controller binds it to the restored PVC again.
+ */
+function resetVolumeBinding(pv: { spec: Json; metadata: Json; options: RestoreItemOptions }): void {
+  const { spec, metadata } = pv;
+  const annotations = obj(metadata.annotations);
+  for (const key of PV_BINDING_ANNOTATIONS) delete annotations[key];
+  if (metadata.annotations !== undefined) metadata.annotations = annotations;
+  const claimRef = obj(spec.claimRef);
+  if (Object.keys(claimRef).length > 0) {
+    delete claimRef.uid;
+    delete claimRef.resourceVersion;
+    if (typeof claimRef.namespace === 'string') {
+      claimRef.namespace = mappedNamespace(claimRef.namespace, pv.options.namespaceMapping);
+    }
+    spec.claimRef = claimRef;
+  }
+}
+
+/** The job controller labels its pods with the old job's uid; the new job gets its own. */
+function resetJobSelector(spec: Json): void {
+  const selector = obj(spec.selector);
+  const matchLabels = obj(selector.matchLabels);
+  for (const key of JOB_CONTROLLER_LABELS) delete matchLabels[key];
+  const template = obj(spec.template);
+  const templateMeta = obj(template.metadata);
+  const labels = obj(templateMeta.labels);
+  for (const key of JOB_CONTROLLER_LABELS) delete labels[key];
+  if (Object.keys(matchLabels).length === 0) delete spec.selector;
+  delete spec.manualSelector;
 }

@@ -17,7 +17,8 @@ import {
   nativeSnapshotInfoOf,
   type PVInfo,
 } from './info-shapes.js';
-import type { SkipApproach, VolumeDecision } from './policy.js';
+import type { VolumeDecision } from './policy.js';
+import { skippedBecause } from './skip-reason.js';
 
 export * from './info-shapes.js';
 
@@ -164,29 +165,17 @@ export interface DataMovementOutcome {
   };
 }
 
-function skippedBecause(options: { approach: SkipApproach; reason: string }): {
-  skipped: true;
-  skippedReason: string;
-} {
-  // Velero's SerializeSkipReasons: "<approach>: <reason>;".
-  return { skipped: true, skippedReason: `${options.approach}: ${options.reason};` };
-}
+type VolumeNames = Pick<BackupVolumeInfo, 'pvcName' | 'pvcNamespace' | 'pvName'>;
 
-function skipOf(
-  decision: VolumeDecision | undefined,
-  unreachable?: string,
-): { approach: SkipApproach; reason: string } {
-  if (!decision) return { approach: 'any', reason: 'the backup made no decision for this volume' };
-  if (decision.action === 'skip') return decision;
-  if (decision.action === 'fs-backup') {
-    return {
-      approach: 'podvolume',
-      reason: `selected for fs-backup (${decision.reason}) of pod ${decision.pod.namespace}/${decision.pod.name} volume "${decision.pod.volumeName}", but ${unreachable ?? 'the data mover did not read it'}`,
-    };
-  }
-  return decision.method === 'csi'
-    ? { approach: 'csiSnapshot', reason: `no CSI snapshot was taken (${decision.reason})` }
-    : { approach: 'volumeSnapshot', reason: `no native snapshot was recorded (${decision.reason})` };
+/** Velero's startTimestamp and completionTimestamp, each when known. */
+function timestampsOf(o: { startedAt?: Date | string; completedAt?: Date | string }): {
+  startTimestamp?: string;
+  completionTimestamp?: string;
+} {
+  return {
+    ...(o.startedAt === undefined ? {} : { startTimestamp: kubeTime(o.startedAt) }),
+    ...(o.completedAt === undefined ? {} : { completionTimestamp: kubeTime(o.completedAt) }),
+  };
 }
 
 /**
@@ -203,52 +192,15 @@ export function backupVolumeInfoOf(options: {
   filesUnreachable?: string;
 }): BackupVolumeInfo {
   const { volume, outcome, csiOutcome, movement } = options;
-  const names = {
+  const names: VolumeNames = {
     ...some('pvcName', volume.pvcName),
     ...some('pvcNamespace', volume.pvcNamespace),
     ...some('pvName', volume.pvName),
   };
   const pvInfo = volume.pvInfo ? { pvInfo: volume.pvInfo } : {};
-  const times = (o: { startedAt?: Date | string; completedAt?: Date | string }) => ({
-    ...(o.startedAt === undefined ? {} : { startTimestamp: kubeTime(o.startedAt) }),
-    ...(o.completedAt === undefined ? {} : { completionTimestamp: kubeTime(o.completedAt) }),
-  });
   if (movement?.mode === 'file') return podVolumeInfoOf({ names, movement, pvInfo });
   if (movement && (outcome || csiOutcome)) {
-    // Velero generateVolumeInfoFromDataUpload: the snapshot's method, snapshotDataMoved, and
-    // the movement's phase and repository snapshot; the local snapshot is not part of the backup.
-    const started = (outcome ?? csiOutcome)?.startedAt;
-    const snapshot = outcome
-      ? {
-          backupMethod: 'NativeSnapshot' as const,
-          nativeSnapshotInfo: nativeSnapshotInfoOf(outcome.snapshot),
-        }
-      : { backupMethod: 'CSISnapshot' as const, csiSnapshotInfo: (csiOutcome as CsiSnapshotOutcome).info };
-    return {
-      ...names,
-      backupMethod: snapshot.backupMethod,
-      snapshotDataMoved: true,
-      preserveLocalSnapshot: false,
-      skipped: false,
-      ...times({
-        ...(started === undefined ? {} : { startedAt: started }),
-        ...(movement.completedAt === undefined ? {} : { completedAt: movement.completedAt }),
-      }),
-      result: movement.phase === 'Completed' ? 'succeeded' : 'failed',
-      // Velero's key order: csiSnapshotInfo, snapshotDataMovementInfo, nativeSnapshotInfo.
-      ...('csiSnapshotInfo' in snapshot ? { csiSnapshotInfo: snapshot.csiSnapshotInfo } : {}),
-      snapshotDataMovementInfo: {
-        dataMover: LIFEBOAT_DATA_MOVER,
-        uploaderType: BLOCK_UPLOADER,
-        retainedSnapshot: movement.retainedSnapshot ?? '',
-        snapshotHandle: movement.manifestId,
-        operationID: movement.operationId,
-        size: movement.size,
-        Phase: movement.phase,
-      },
-      ...('nativeSnapshotInfo' in snapshot ? { nativeSnapshotInfo: snapshot.nativeSnapshotInfo } : {}),
-      ...pvInfo,
-    };
+    return movedVolumeInfoOf({ names, movement, outcome, csiOutcome, pvInfo });
   }
   if (csiOutcome && !outcome) {
     return {
@@ -258,7 +210,7 @@ export function backupVolumeInfoOf(options: {
       // Velero keeps the CSI snapshot (VolumeSnapshotContent retained) as the backup's data.
       preserveLocalSnapshot: true,
       skipped: false,
-      ...times(csiOutcome),
+      ...timestampsOf(csiOutcome),
       result: csiOutcome.succeeded ? 'succeeded' : 'failed',
       csiSnapshotInfo: csiOutcome.info,
       ...pvInfo,
@@ -269,28 +221,85 @@ export function backupVolumeInfoOf(options: {
       ...names,
       snapshotDataMoved: false,
       preserveLocalSnapshot: false,
-      ...skippedBecause(skipOf(options.decision, options.filesUnreachable)),
+      ...skippedBecause(options.decision, options.filesUnreachable),
       ...pvInfo,
     };
   }
+  return nativeVolumeInfoOf({ names, outcome, pvInfo });
+}
+
+/** A native snapshot the backup keeps as the volume's data. */
+function nativeVolumeInfoOf(options: {
+  names: VolumeNames;
+  outcome: NativeSnapshotOutcome;
+  pvInfo: { pvInfo?: PVInfo };
+}): BackupVolumeInfo {
+  const { outcome } = options;
   const info = nativeSnapshotInfoOf(outcome.snapshot);
   return {
-    ...names,
+    ...options.names,
     backupMethod: 'NativeSnapshot',
     snapshotDataMoved: false,
     preserveLocalSnapshot: false,
     skipped: false,
-    ...times(outcome),
+    ...timestampsOf(outcome),
     // Velero: succeeded only when the snapshot's phase is Completed.
     result: info.Phase === 'Completed' ? 'succeeded' : 'failed',
     nativeSnapshotInfo: info,
-    ...pvInfo,
+    ...options.pvInfo,
+  };
+}
+
+/**
+ * Velero generateVolumeInfoFromDataUpload: the snapshot's method, snapshotDataMoved, and the
+ * movement's phase and repository snapshot; the local snapshot is not part of the backup.
+ */
+function movedVolumeInfoOf(options: {
+  names: VolumeNames;
+  movement: DataMovementOutcome;
+  /** The snapshot whose data was moved: native when there is one, else CSI. */
+  outcome: NativeSnapshotOutcome | undefined;
+  csiOutcome: CsiSnapshotOutcome | undefined;
+  pvInfo: { pvInfo?: PVInfo };
+}): BackupVolumeInfo {
+  const { movement, outcome, csiOutcome } = options;
+  const started = (outcome ?? csiOutcome)?.startedAt;
+  const snapshot = outcome
+    ? {
+        backupMethod: 'NativeSnapshot' as const,
+        nativeSnapshotInfo: nativeSnapshotInfoOf(outcome.snapshot),
+      }
+    : { backupMethod: 'CSISnapshot' as const, csiSnapshotInfo: (csiOutcome as CsiSnapshotOutcome).info };
+  return {
+    ...options.names,
+    backupMethod: snapshot.backupMethod,
+    snapshotDataMoved: true,
+    preserveLocalSnapshot: false,
+    skipped: false,
+    ...timestampsOf({
+      ...(started === undefined ? {} : { startedAt: started }),
+      ...(movement.completedAt === undefined ? {} : { completedAt: movement.completedAt }),
+    }),
+    result: movement.phase === 'Completed' ? 'succeeded' : 'failed',
+    // Velero's key order: csiSnapshotInfo, snapshotDataMovementInfo, nativeSnapshotInfo.
+    ...('csiSnapshotInfo' in snapshot ? { csiSnapshotInfo: snapshot.csiSnapshotInfo } : {}),
+    snapshotDataMovementInfo: {
+      dataMover: LIFEBOAT_DATA_MOVER,
+      uploaderType: BLOCK_UPLOADER,
+      retainedSnapshot: movement.retainedSnapshot ?? '',
+      snapshotHandle: movement.manifestId,
+      operationID: movement.operationId,
+      size: movement.size,
+      Phase: movement.phase,
+    },
+    ...('nativeSnapshotInfo' in snapshot ? { nativeSnapshotInfo: snapshot.nativeSnapshotInfo } : {}),
+    ...options.pvInfo,
   };
 }
 
 /** Velero generateVolumeInfoFromPVB, for a volume file mode read. */
 function podVolumeInfoOf(options: {
-  names: Pick<BackupVolumeInfo, 'pvcName' | 'pvcNamespace' | 'pvName'>;
+  names: VolumeNames;
   movement: DataMovementOutcome;
   pvInfo: { pvInfo?: PVInfo };
 }): BackupVolumeInfo {
@@ -302,8 +311,7 @@ function podVolumeInfoOf(options: {
     snapshotDataMoved: false,
     preserveLocalSnapshot: false,
     skipped: false,
-    ...(movement.startedAt === undefined ? {} : { startTimestamp: kubeTime(movement.startedAt) }),
-    ...(movement.completedAt === undefined ? {} : { completionTimestamp: kubeTime(movement.completedAt) }),
+    ...timestampsOf(movement),
     result: movement.phase === 'Completed' ? 'succeeded' : 'failed',
     pvbInfo: {
       snapshotHandle: movement.manifestId,

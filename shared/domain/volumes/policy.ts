@@ -10,7 +10,7 @@
  * Pure: reads objects as the apiserver serves them, never throws, never does I/O.
  */
 
-import { matchVolumePolicy, type ResourcePolicy, volumeFactsOf } from './conditions.js';
+import { matchVolumePolicy, type ResourcePolicy, type VolumeFacts, volumeFactsOf } from './conditions.js';
 import { ebsVolumeIdOf } from './ebs-volume.js';
 
 export * from './conditions.js';
@@ -286,27 +286,38 @@ export function decideVolumeAction(options: {
   const settings = options.settings ?? {};
   const pv = subject.kind === 'claim' ? subject.pv : undefined;
   const uses = podUsesOf(subject);
-  if (policy) {
-    const facts =
-      subject.kind === 'claim'
-        ? volumeFactsOf({
-            ...(subject.pv ? { pv: subject.pv } : {}),
-            ...(subject.pvc ? { pvc: subject.pvc } : {}),
-          })
-        : volumeFactsOf({ podVolume: uses[0]?.volume ?? {} });
-    const match = matchVolumePolicy(policy, facts);
-    if (match) {
-      return policyDecision({
-        subject,
-        settings,
-        uses,
-        pv,
-        index: match.index,
-        action: match.rule.action.type,
-      });
-    }
+  const match = policy ? matchVolumePolicy(policy, policyFactsOf(subject, uses)) : undefined;
+  if (match) {
+    return policyDecision({
+      subject,
+      settings,
+      uses,
+      pv,
+      index: match.index,
+      action: match.rule.action.type,
+    });
   }
-  // No policy matched: legacy opt-in/opt-out first; a volume backed up by fs-backup is not snapshotted.
+  return legacyDecision({ subject, settings, uses, pv });
+}
+
+/** What volume policy conditions look at: the PV and PVC, or the pod's own volume. */
+function policyFactsOf(subject: VolumeSubject, uses: readonly PodUse[]): VolumeFacts {
+  return subject.kind === 'claim'
+    ? volumeFactsOf({
+        ...(subject.pv ? { pv: subject.pv } : {}),
+        ...(subject.pvc ? { pvc: subject.pvc } : {}),
+      })
+    : volumeFactsOf({ podVolume: uses[0]?.volume ?? {} });
+}
+
+/** No policy matched: legacy opt-in/opt-out first; a volume backed up by fs-backup is not snapshotted. */
+function legacyDecision(options: {
+  subject: VolumeSubject;
+  settings: LegacyVolumeSettings;
+  uses: readonly PodUse[];
+  pv: KubeObject | undefined;
+}): VolumeDecision {
+  const { subject, settings, uses, pv } = options;
   const refusals: string[] = [];
   for (const use of uses) {
     const reason = legacyFsBackupReason({ pod: use.pod, ref: use.ref, settings });

@@ -5,7 +5,7 @@
  */
 
 import { FILE_UPLOADER, movedByLifeboat } from './data-movement.js';
-import type { BackupVolumeInfo } from './info-shapes.js';
+import type { BackupVolumeInfo, CSISnapshotInfo } from './info-shapes.js';
 import {
   claimFromSnapshot,
   claimOfRenamedVolume,
@@ -56,92 +56,156 @@ export function reprovisionedByInfo(info: BackupVolumeInfo): boolean {
   return info.backupMethod === undefined && info.pvInfo?.reclaimPolicy === 'Delete';
 }
 
-export function claimForRestore(input: {
-  pvc: Json;
-  source: { namespace: string; name: string };
-  info: BackupVolumeInfo;
-  action: PersistentVolumeAction | undefined;
-  options: {
+/** A backed-up PVC with what the restore knows of its volume, and where the plan's parts go. */
+export interface ClaimRestoreInput {
+  readonly pvc: Json;
+  readonly source: { namespace: string; name: string };
+  readonly info: BackupVolumeInfo;
+  readonly action: PersistentVolumeAction | undefined;
+  readonly options: {
     restorePVs?: boolean | null;
     existingPvcs: ReadonlySet<string>;
     names: { snapshot: (pvc: { namespace: string; name: string }) => string };
   };
-  plan: VolumeRestorePlan;
-  recorded: Set<BackupVolumeInfo>;
-  target: (namespace: string) => string;
-}): Json {
-  const { pvc, source, info, action, options, plan } = input;
+  readonly plan: VolumeRestorePlan;
+  readonly recorded: Set<BackupVolumeInfo>;
+  readonly target: (namespace: string) => string;
+}
+
+/** The PVC as restored; its notes, snapshots, re-provisioned volume and restore info go into the plan. */
+export function claimForRestore(input: ClaimRestoreInput): Json {
+  const claim = claimRestoreOf(input);
+  if (input.info.backupMethod === 'CSISnapshot' && !movedByLifeboat(input.info))
+    return csiSnapshotClaim(claim);
+  return claimOfRestoredVolume(claim);
+}
+
+/** One PVC being restored: its target namespace, whether it exists there, its files, and its plan entries. */
+interface ClaimRestore {
+  readonly input: ClaimRestoreInput;
+  readonly exists: boolean;
+  readonly files: ReturnType<typeof filesOf>;
+  readonly note: (level: VolumeNote['level'], message: string) => void;
+  /** Records the volume to patch once the PVC is bound (when backed up with a PV, and not existing). */
+  readonly provisioned: () => void;
+  readonly namespace: string;
+}
+
+function claimRestoreOf(input: ClaimRestoreInput): ClaimRestore {
+  const { source, info, plan } = input;
   const namespace = input.target(source.namespace);
-  const note = (level: VolumeNote['level'], message: string): void => {
-    plan.notes.push({ level, message, namespace, name: source.name });
-  };
-  const exists = options.existingPvcs.has(claimKey(namespace, source.name));
+  const exists = input.options.existingPvcs.has(claimKey(namespace, source.name));
   const files = filesOf(info);
-  const provisioned = (): void => {
-    if (info.pvInfo && !exists)
-      plan.provisioned.push({
-        pvcNamespace: namespace,
-        pvcName: source.name,
-        ...(info.pvName ? { sourcePvName: info.pvName } : {}),
-        pvInfo: info.pvInfo,
-        ...(files ? { files } : {}),
-      });
+  return {
+    input,
+    namespace,
+    exists,
+    files,
+    note: (level, message) => {
+      plan.notes.push({ level, message, namespace, name: source.name });
+    },
+    provisioned: () => {
+      if (info.pvInfo && !exists)
+        plan.provisioned.push({
+          pvcNamespace: namespace,
+          pvcName: source.name,
+          ...(info.pvName ? { sourcePvName: info.pvName } : {}),
+          pvInfo: info.pvInfo,
+          ...(files ? { files } : {}),
+        });
+    },
   };
-  if (info.backupMethod === 'CSISnapshot' && !movedByLifeboat(info)) {
-    // Velero's CSI PVC action leaves an existing PVC alone.
-    if (exists) return pvc;
-    if (options.restorePVs === false) {
-      note(
-        'info',
-        'Restore did not request for PVs to be restored from snapshot: the PVC gets an empty volume',
-      );
-      provisioned();
-      return emptyClaim(pvc);
-    }
-    const csi = info.csiSnapshotInfo;
-    if (info.snapshotDataMoved || !csi?.snapshotHandle) {
-      note(
-        'warning',
-        info.snapshotDataMoved
-          ? 'its snapshot data was moved by a data mover, which cannot restore yet: the volume is re-provisioned empty'
-          : 'its CSI snapshot has no snapshot handle: the volume is re-provisioned empty',
-      );
-      provisioned();
-      return emptyClaim(pvc);
-    }
-    const name = options.names.snapshot(source);
-    plan.snapshots.push(
-      {
-        groupResource: VOLUME_SNAPSHOT_CONTENTS,
-        object: volumeSnapshotContentOf({
-          name,
-          snapshotHandle: csi.snapshotHandle,
-          driver: csi.driver,
-          namespace,
-        }),
-      },
-      { groupResource: VOLUME_SNAPSHOTS, object: volumeSnapshotOf({ name, namespace: source.namespace }) },
+}
+
+/** Velero's CSI PVC restore item action: the PVC fills from a pre-provisioned VolumeSnapshot. */
+function csiSnapshotClaim(claim: ClaimRestore): Json {
+  const { pvc, info, options } = claim.input;
+  // Velero's CSI PVC action leaves an existing PVC alone.
+  if (claim.exists) return pvc;
+  if (options.restorePVs === false) {
+    claim.note(
+      'info',
+      'Restore did not request for PVs to be restored from snapshot: the PVC gets an empty volume',
     );
-    input.recorded.add(info);
-    plan.restoreInfos.push({
-      pvcName: source.name,
-      pvcNamespace: namespace,
-      restoreMethod: 'CSISnapshot',
-      snapshotDataMoved: false,
-      csiSnapshotInfo: {
-        snapshotHandle: csi.snapshotHandle,
-        size: csi.size,
-        driver: csi.driver,
-        vscName: name,
-        ReadyToUse: null,
-      },
-    });
-    note('info', `Restoring the PVC from VolumeSnapshot ${name}`);
-    provisioned();
-    return claimFromSnapshot(pvc, { volumeSnapshotName: name, sizeBytes: csi.size });
+    claim.provisioned();
+    return emptyClaim(pvc);
   }
+  const csi = info.csiSnapshotInfo;
+  if (info.snapshotDataMoved || !csi?.snapshotHandle) {
+    claim.note(
+      'warning',
+      info.snapshotDataMoved
+        ? 'its snapshot data was moved by a data mover, which cannot restore yet: the volume is re-provisioned empty'
+        : 'its CSI snapshot has no snapshot handle: the volume is re-provisioned empty',
+    );
+    claim.provisioned();
+    return emptyClaim(pvc);
+  }
+  const name = preProvisionedSnapshot(claim, csi);
+  claim.note('info', `Restoring the PVC from VolumeSnapshot ${name}`);
+  claim.provisioned();
+  return claimFromSnapshot(pvc, { volumeSnapshotName: name, sizeBytes: csi.size });
+}
+
+/** The VolumeSnapshotContent and VolumeSnapshot the PVC fills from, and its restore info; their name. */
+function preProvisionedSnapshot(claim: ClaimRestore, csi: CSISnapshotInfo): string {
+  const { source, info, options, plan } = claim.input;
+  const { namespace } = claim;
+  const name = options.names.snapshot(source);
+  plan.snapshots.push(
+    {
+      groupResource: VOLUME_SNAPSHOT_CONTENTS,
+      object: volumeSnapshotContentOf({
+        name,
+        snapshotHandle: csi.snapshotHandle,
+        driver: csi.driver,
+        namespace,
+      }),
+    },
+    { groupResource: VOLUME_SNAPSHOTS, object: volumeSnapshotOf({ name, namespace: source.namespace }) },
+  );
+  claim.input.recorded.add(info);
+  plan.restoreInfos.push({
+    pvcName: source.name,
+    pvcNamespace: namespace,
+    restoreMethod: 'CSISnapshot',
+    snapshotDataMoved: false,
+    csiSnapshotInfo: {
+      snapshotHandle: csi.snapshotHandle,
+      size: csi.size,
+      driver: csi.driver,
+      vscName: name,
+      ReadyToUse: null,
+    },
+  });
+  return name;
+}
+
+/** A PVC whose PV is re-provisioned (reset for dynamic provisioning), renamed, or restored as it is. */
+function claimOfRestoredVolume(claim: ClaimRestore): Json {
+  const { pvc, info, action } = claim.input;
   const volumeName = text(record(pvc.spec).volumeName);
   const reprovisioned = action ? action.action === 'reprovision' : reprovisionedByInfo(info);
+  noteVolumeData(claim);
+  if (reprovisioned && volumeName) {
+    claim.note('info', 'Resetting PersistentVolumeClaim for dynamic provisioning');
+    claim.provisioned();
+    return reprovisionedClaim(pvc);
+  }
+  if (action && 'rename' in action && action.rename) {
+    claim.note(
+      'info',
+      `Updating the PVC to reference renamed persistent volume (${volumeName} -> ${action.rename})`,
+    );
+    return claimOfRenamedVolume(pvc, action.rename);
+  }
+  return pvc;
+}
+
+/** What becomes of the volume's data: a pod volume backup's warning, and where its files go. */
+function noteVolumeData(claim: ClaimRestore): void {
+  const { info, action } = claim.input;
+  const { files, exists, note } = claim;
   // Its PV is not part of this restore, so the PV's own warning was not given.
   if (!action && info.backupMethod === 'PodVolumeBackup' && !exists && !files)
     note('warning', podVolumeWarningOf(info));
@@ -157,17 +221,4 @@ export function claimForRestore(input: {
       'info',
       `Its files are restored from the repository (manifest ${files.manifestId}) once the PVC is bound`,
     );
-  if (reprovisioned && volumeName) {
-    note('info', 'Resetting PersistentVolumeClaim for dynamic provisioning');
-    provisioned();
-    return reprovisionedClaim(pvc);
-  }
-  if (action && 'rename' in action && action.rename) {
-    note(
-      'info',
-      `Updating the PVC to reference renamed persistent volume (${volumeName} -> ${action.rename})`,
-    );
-    return claimOfRenamedVolume(pvc, action.rename);
-  }
-  return pvc;
 }

@@ -21,7 +21,12 @@ import type { BackupVolumeInfo } from './info-shapes.js';
 import { persistentVolumeAction, pvRestoreFactsOf } from './pv-action.js';
 import { claimForRestore } from './restore-claims.js';
 import { awaitingVolume, renamedPersistentVolume } from './restore-objects.js';
-import type { PersistentVolumeAction, VolumeNote, VolumeRestorePlan } from './restore-plan.js';
+import type {
+  PersistentVolumeAction,
+  PvRestoreFacts,
+  VolumeNote,
+  VolumeRestorePlan,
+} from './restore-plan.js';
 
 type Json = Record<string, unknown>;
 
@@ -31,31 +36,69 @@ const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 const claimKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
-/** Every PV and PVC of a restore, by the backup's volumes-info. */
-export function planVolumeRestore(options: {
-  infos: readonly BackupVolumeInfo[];
-  pvs: readonly Json[];
-  pvcs: readonly Json[];
-  restorePVs?: boolean | null;
-  namespaceMapping?: Readonly<Record<string, string>>;
-  availabilityZone?: string;
+/** What a restore asks of its volumes, with what the backup holds and the target cluster has. */
+export interface VolumeRestoreRequest {
+  readonly infos: readonly BackupVolumeInfo[];
+  readonly pvs: readonly Json[];
+  readonly pvcs: readonly Json[];
+  readonly restorePVs?: boolean | null;
+  readonly namespaceMapping?: Readonly<Record<string, string>>;
+  readonly availabilityZone?: string;
   /** The request sends restored volumes to another region or account. */
-  elsewhere?: boolean;
+  readonly elsewhere?: boolean;
   /** PV names that exist in the target cluster. */
-  existingPvs: ReadonlySet<string>;
+  readonly existingPvs: ReadonlySet<string>;
   /** `namespace/name` of PVCs that exist in the target cluster (target namespaces). */
-  existingPvcs: ReadonlySet<string>;
-  names: {
+  readonly existingPvcs: ReadonlySet<string>;
+  readonly names: {
     clone: (pvName: string) => string;
     /** The restored VolumeSnapshot (and content) of a PVC in its source namespace. */
     snapshot: (pvc: { namespace: string; name: string }) => string;
   };
-}): VolumeRestorePlan {
-  const mapping = options.namespaceMapping ?? {};
-  const target = (namespace: string): string => mapping[namespace] ?? namespace;
-  const byPv = new Map(options.infos.filter((i) => i.pvName).map((i) => [i.pvName ?? '', i]));
+}
+
+/** Every PV and PVC of a restore, by the backup's volumes-info. */
+export function planVolumeRestore(options: VolumeRestoreRequest): VolumeRestorePlan {
+  const planning = planningOf(options);
+  for (const pv of options.pvs) planPersistentVolume(planning, pv);
+  const restoredClaims = new Set<BackupVolumeInfo>();
+  for (const pvc of options.pvcs) {
+    const info = planClaim(planning, pvc);
+    if (info) restoredClaims.add(info);
+  }
+  // Every other volume whose PVC is restored: re-provisioned, so no restore method.
+  for (const info of options.infos) {
+    if (planning.recorded.has(info) || !restoredClaims.has(info)) continue;
+    planning.plan.restoreInfos.push({
+      pvcName: info.pvcName ?? '',
+      pvcNamespace: planning.target(info.pvcNamespace ?? ''),
+      snapshotDataMoved: false,
+    });
+  }
+  return planning.plan;
+}
+
+/** The plan being built, with the lookups each PV and PVC is planned by. */
+interface Planning {
+  readonly request: VolumeRestoreRequest;
+  readonly plan: VolumeRestorePlan;
+  readonly mapping: Readonly<Record<string, string>>;
+  readonly target: (namespace: string) => string;
+  readonly byPv: ReadonlyMap<string, BackupVolumeInfo>;
+  readonly byClaim: ReadonlyMap<string, BackupVolumeInfo>;
+  /** The backed-up PVC bound to each PV, by its `spec.volumeName`. */
+  readonly claimOfPv: ReadonlyMap<string, { namespace: string; name: string }>;
+  /** What happens to each backed-up PV, by its name. */
+  readonly actions: Map<string, PersistentVolumeAction>;
+  /** Volumes whose restore entry is written (natives: once their volume exists). */
+  readonly recorded: Set<BackupVolumeInfo>;
+}
+
+function planningOf(request: VolumeRestoreRequest): Planning {
+  const mapping = request.namespaceMapping ?? {};
+  const byPv = new Map(request.infos.filter((i) => i.pvName).map((i) => [i.pvName ?? '', i]));
   const byClaim = new Map(
-    options.infos.filter((i) => i.pvcName).map((i) => [claimKey(i.pvcNamespace ?? '', i.pvcName ?? ''), i]),
+    request.infos.filter((i) => i.pvcName).map((i) => [claimKey(i.pvcNamespace ?? '', i.pvcName ?? ''), i]),
   );
   const plan: VolumeRestorePlan = {
     pvs: [],
@@ -66,109 +109,124 @@ export function planVolumeRestore(options: {
     restoreInfos: [],
     notes: [],
   };
-  const actions = new Map<string, PersistentVolumeAction>();
-  // Volumes whose restore entry is written (natives: once their volume exists).
-  const recorded = new Set<BackupVolumeInfo>();
   const claimOfPv = new Map<string, { namespace: string; name: string }>();
-  for (const pvc of options.pvcs) {
+  for (const pvc of request.pvcs) {
     const meta = record(pvc.metadata);
     const volumeName = text(record(pvc.spec).volumeName);
     if (volumeName) claimOfPv.set(volumeName, { namespace: text(meta.namespace), name: text(meta.name) });
   }
+  return {
+    request,
+    plan,
+    mapping,
+    target: (namespace) => mapping[namespace] ?? namespace,
+    byPv,
+    byClaim,
+    claimOfPv,
+    actions: new Map(),
+    recorded: new Set(),
+  };
+}
 
-  for (const pv of options.pvs) {
-    const facts = pvRestoreFactsOf(pv);
-    const info = byPv.get(facts.name);
-    const action = persistentVolumeAction({
-      pv: facts,
-      ...(info ? { info } : {}),
-      ...(options.restorePVs !== undefined ? { restorePVs: options.restorePVs } : {}),
-      namespaceMapping: mapping,
-      exists: options.existingPvs.has(facts.name),
-      ...(options.availabilityZone ? { availabilityZone: options.availabilityZone } : {}),
-      ...(options.elsewhere ? { elsewhere: true } : {}),
-      cloneName: () => options.names.clone(facts.name),
-    });
-    actions.set(facts.name, action);
-    const note = (level: VolumeNote['level'], message: string): void => {
-      plan.notes.push({ level, message, name: facts.name });
-    };
-    const renamed = (object: Json): Json =>
-      'rename' in action && action.rename ? renamedPersistentVolume(object, action.rename) : object;
-    const restoredName = ('rename' in action && action.rename) || facts.name;
-    const claim = claimOfPv.get(facts.name) ?? claimOf(info);
-    const claimNames = claim ? { pvcNamespace: target(claim.namespace), pvcName: claim.name } : {};
-    switch (action.action) {
-      case 'restore':
-        plan.pvs.push(renamed(pv));
-        if (info) {
-          note('info', `Restoring persistent volume as-is because ${action.reason}`);
-          plan.restoreInfos.push({ pvName: restoredName, ...claimNames, snapshotDataMoved: false });
-          recorded.add(info);
-        }
-        break;
-      case 'from-snapshot':
-        plan.pvs.push(
-          awaitingVolume(renamed(pv), {
-            availabilityZone: action.source.availabilityZone,
-            recordedZone: action.source.recordedAvailabilityZone,
-          }),
-        );
-        plan.native.push({ ...action.source, pvName: restoredName, sourcePvName: facts.name, ...claimNames });
-        if (info) recorded.add(info);
-        note(
-          'info',
-          action.source.movedData
-            ? `Restoring persistent volume from the data mover's repository (manifest ${action.source.movedData.manifestId})`
-            : `Restoring persistent volume from snapshot ${action.source.snapshotHandle}`,
-        );
-        break;
-      case 'reprovision':
-        note('info', `Dynamically re-provisioning persistent volume because ${action.reason}`);
-        if (action.warning) note('warning', `Persistent volume ${facts.name}: ${action.warning}`);
-        break;
-      case 'fail':
-        note('error', `Persistent volume ${facts.name} is not restored: ${action.reason}`);
-        break;
-    }
-  }
+/** Decides what happens to one backed-up PV and writes it into the plan. */
+function planPersistentVolume(planning: Planning, pv: Json): void {
+  const { request } = planning;
+  const facts = pvRestoreFactsOf(pv);
+  const info = planning.byPv.get(facts.name);
+  const action = persistentVolumeAction({
+    pv: facts,
+    ...(info ? { info } : {}),
+    ...(request.restorePVs !== undefined ? { restorePVs: request.restorePVs } : {}),
+    namespaceMapping: planning.mapping,
+    exists: request.existingPvs.has(facts.name),
+    ...(request.availabilityZone ? { availabilityZone: request.availabilityZone } : {}),
+    ...(request.elsewhere ? { elsewhere: true } : {}),
+    cloneName: () => request.names.clone(facts.name),
+  });
+  planning.actions.set(facts.name, action);
+  recordPersistentVolume(planning, { pv, facts, info, action });
+}
 
-  const restoredClaims = new Set<BackupVolumeInfo>();
-  for (const pvc of options.pvcs) {
-    const meta = record(pvc.metadata);
-    const source = { namespace: text(meta.namespace), name: text(meta.name) };
-    const volumeName = text(record(pvc.spec).volumeName);
-    const info =
-      (volumeName ? byPv.get(volumeName) : undefined) ?? byClaim.get(claimKey(source.namespace, source.name));
-    if (!info) {
-      plan.pvcs.push(pvc);
-      continue;
-    }
-    restoredClaims.add(info);
-    plan.pvcs.push(
-      claimForRestore({
-        pvc,
-        source,
-        info,
-        action: actions.get(volumeName),
-        options,
-        plan,
-        recorded,
-        target,
-      }),
-    );
+/** The PV restored as it is or from its snapshot (with its restore info), or why it is not. */
+function recordPersistentVolume(
+  planning: Planning,
+  decided: {
+    pv: Json;
+    facts: PvRestoreFacts;
+    info: BackupVolumeInfo | undefined;
+    action: PersistentVolumeAction;
+  },
+): void {
+  const { pv, facts, info, action } = decided;
+  const { plan } = planning;
+  const note = (level: VolumeNote['level'], message: string): void => {
+    plan.notes.push({ level, message, name: facts.name });
+  };
+  const renamed = (object: Json): Json =>
+    'rename' in action && action.rename ? renamedPersistentVolume(object, action.rename) : object;
+  const restoredName = ('rename' in action && action.rename) || facts.name;
+  const claim = planning.claimOfPv.get(facts.name) ?? claimOf(info);
+  const claimNames = claim ? { pvcNamespace: planning.target(claim.namespace), pvcName: claim.name } : {};
+  switch (action.action) {
+    case 'restore':
+      plan.pvs.push(renamed(pv));
+      if (info) {
+        note('info', `Restoring persistent volume as-is because ${action.reason}`);
+        plan.restoreInfos.push({ pvName: restoredName, ...claimNames, snapshotDataMoved: false });
+        planning.recorded.add(info);
+      }
+      break;
+    case 'from-snapshot':
+      plan.pvs.push(
+        awaitingVolume(renamed(pv), {
+          availabilityZone: action.source.availabilityZone,
+          recordedZone: action.source.recordedAvailabilityZone,
+        }),
+      );
+      plan.native.push({ ...action.source, pvName: restoredName, sourcePvName: facts.name, ...claimNames });
+      if (info) planning.recorded.add(info);
+      note(
+        'info',
+        action.source.movedData
+          ? `Restoring persistent volume from the data mover's repository (manifest ${action.source.movedData.manifestId})`
+          : `Restoring persistent volume from snapshot ${action.source.snapshotHandle}`,
+      );
+      break;
+    case 'reprovision':
+      note('info', `Dynamically re-provisioning persistent volume because ${action.reason}`);
+      if (action.warning) note('warning', `Persistent volume ${facts.name}: ${action.warning}`);
+      break;
+    case 'fail':
+      note('error', `Persistent volume ${facts.name} is not restored: ${action.reason}`);
+      break;
   }
+}
 
-  // Every other volume whose PVC is restored: re-provisioned, so no restore method.
-  for (const info of options.infos) {
-    if (recorded.has(info) || !restoredClaims.has(info)) continue;
-    plan.restoreInfos.push({
-      pvcName: info.pvcName ?? '',
-      pvcNamespace: target(info.pvcNamespace ?? ''),
-      snapshotDataMoved: false,
-    });
+/** Writes one backed-up PVC into the plan; the volume info it is restored by, if any. */
+function planClaim(planning: Planning, pvc: Json): BackupVolumeInfo | undefined {
+  const meta = record(pvc.metadata);
+  const source = { namespace: text(meta.namespace), name: text(meta.name) };
+  const volumeName = text(record(pvc.spec).volumeName);
+  const info =
+    (volumeName ? planning.byPv.get(volumeName) : undefined) ??
+    planning.byClaim.get(claimKey(source.namespace, source.name));
+  if (!info) {
+    planning.plan.pvcs.push(pvc);
+    return undefined;
   }
-  return plan;
+  planning.plan.pvcs.push(
+    claimForRestore({
+      pvc,
+      source,
+      info,
+      action: planning.actions.get(volumeName),
+      options: planning.request,
+      plan: planning.plan,
+      recorded: planning.recorded,
+      target: planning.target,
+    }),
+  );
+  return info;
 }
 
 function claimOf(info: BackupVolumeInfo | undefined): { namespace: string; name: string } | undefined {
