@@ -16,24 +16,25 @@
  * the volume stays empty.
  */
 
-import { type DataMoverJob, dataMoverProgress } from '../../shared/contracts/data-mover-job.js';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
 import {
   type ProvisionedProgress,
   provisionedProgress,
+  type VolumePlan,
   type VolumeStepResult,
   volumePlan,
 } from '../../shared/contracts/restore-volumes.js';
 import { LifeboatError, RetryableError } from '../../shared/domain/errors.js';
 import { formatDuration } from '../../shared/domain/kubernetes/duration.js';
-import { dataMoverWorkKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { LogEvent } from '../../shared/domain/storage/log.js';
 import { provisionedVolumePatch } from '../../shared/domain/volumes/restore-objects.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { FileAccess } from '../backup-item-block/volumes.js';
-import { type RestoreDataMover, restoreJobId } from '../restore-volumes/moved-volumes.js';
+import type { RestoreDataMover } from '../restore-volumes/moved-volumes.js';
+import { type FileRestores, fileRestores } from './file-restores.js';
 
 export interface PatchProvisionedVolumesDeps {
   readonly store: ObjectStore;
@@ -89,78 +90,133 @@ export async function patchProvisionedVolumes(
       ? { startedAt: deps.clock.now().toISOString(), settled: [], done: false, log: [] }
       : provisionedProgress.parse(saved);
   if (progress.done) return { done: true, pending: 0, waitSeconds: 0 };
-  const files = fileRestores({ run, progress, deps, ...(input.moved ? { moved: input.moved } : {}) });
+  const claims: Claims = { run, deps, provisioned, progress };
+  const files = fileRestoresOf(claims, input.moved);
   await files.settle();
   const deadline = Date.parse(progress.startedAt) + (deps.bindTimeoutMs ?? DEFAULT_BIND_TIMEOUT_MS);
-  const keyOf = (p: { pvcNamespace: string; pvcName: string }): string => `${p.pvcNamespace}/${p.pvcName}`;
-  const settle = (
-    p: { pvcNamespace: string; pvcName: string },
-    level?: LogEvent['level'],
-    msg?: string,
-  ): void => {
-    progress.settled.push(keyOf(p));
-    if (level && msg)
-      logClaim({ run, progress, deps, namespace: p.pvcNamespace, name: p.pvcName, level, msg });
-  };
-  const waiting = () => provisioned.filter((p) => !progress.settled.includes(keyOf(p)));
-  const pollUntil = Date.now() + (deps.pollWithinMs ?? 20_000);
-  for (;;) {
-    for (const volume of waiting()) {
-      try {
-        const look = await lookAt({ volume, run, deps });
-        if (!look.settled) continue;
-        settle(volume, look.level, look.message);
-        if (volume.files && look.pv)
-          files.start({ volume, pv: look.pv, manifestId: volume.files.manifestId });
-      } catch (error) {
-        // Throttled or unreachable: looked at again. Refused: Velero's error for this PV.
-        if (error instanceof RetryableError) continue;
-        if (!(error instanceof LifeboatError)) throw error;
-        settle(volume, 'error', `Could not patch the re-provisioned PV: ${error.message}`);
-      }
-    }
-    if (waiting().length === 0 || Date.now() >= pollUntil || deps.signal?.aborted) break;
-    await new Promise((resolve) => setTimeout(resolve, deps.pollIntervalMs ?? 2_000));
-  }
-  const pending = waiting();
+  await pollClaims(claims, files);
+  const pending = unsettledClaims(claims);
   const moveJobs = files.ready();
+  const save = (): Promise<void> =>
+    deps.store.put(work.provisionedProgress, JSON.stringify(progress), { contentType: 'application/json' });
   if (moveJobs.length > 0) {
-    await deps.store.put(work.provisionedProgress, JSON.stringify(progress), {
-      contentType: 'application/json',
-    });
+    await save();
     return { done: false, pending: pending.length + moveJobs.length, waitSeconds: 0, moveJobs };
   }
   if (pending.length > 0 && deps.clock.now().getTime() < deadline) {
-    await deps.store.put(work.provisionedProgress, JSON.stringify(progress), {
-      contentType: 'application/json',
-    });
+    await save();
     return { done: false, pending: pending.length, waitSeconds: BIND_WAIT_SECONDS };
   }
   const timeout = formatDuration(deps.bindTimeoutMs ?? DEFAULT_BIND_TIMEOUT_MS);
   for (const volume of pending)
-    settle(
+    settleClaim(claims, {
       volume,
-      'warning',
-      `The PVC was not bound within ${timeout}: its re-provisioned PV did not get the backed-up reclaim policy and labels`,
-    );
+      level: 'warning',
+      message: `The PVC was not bound within ${timeout}: its re-provisioned PV did not get the backed-up reclaim policy and labels`,
+    });
   progress.done = true;
-  await deps.store.put(work.provisionedProgress, JSON.stringify(progress), {
-    contentType: 'application/json',
-  });
+  await save();
   return { done: true, pending: 0, waitSeconds: 0 };
 }
 
+type ProvisionedVolume = VolumePlan['provisioned'][number];
+/** What a look at a PVC needs of its planned volume. */
+type ClaimedVolume = Pick<ProvisionedVolume, 'pvcNamespace' | 'pvcName' | 'pvInfo'>;
+
+/** The re-provisioned volumes of one call, and the progress it saves. */
+interface Claims {
+  readonly run: RestoreRun;
+  readonly deps: PatchProvisionedVolumesDeps;
+  readonly provisioned: readonly ProvisionedVolume[];
+  readonly progress: ProvisionedProgress;
+}
+
+const claimKey = (p: { pvcNamespace: string; pvcName: string }): string => `${p.pvcNamespace}/${p.pvcName}`;
+
+/** Marks a PVC settled (patched, nothing to do, or given up on), with its log line if it has one. */
+function settleClaim(
+  claims: Claims,
+  settled: { volume: ProvisionedVolume; level?: LogEvent['level']; message?: string },
+): void {
+  const { volume, level, message } = settled;
+  claims.progress.settled.push(claimKey(volume));
+  if (level && message)
+    logClaim({
+      run: claims.run,
+      progress: claims.progress,
+      deps: claims.deps,
+      namespace: volume.pvcNamespace,
+      name: volume.pvcName,
+      level,
+      msg: message,
+    });
+}
+
+function unsettledClaims(claims: Claims): ProvisionedVolume[] {
+  return claims.provisioned.filter((p) => !claims.progress.settled.includes(claimKey(p)));
+}
+
+/** The call's file restores, logging about each PVC as the rest of the step does. */
+function fileRestoresOf(
+  claims: Claims,
+  moved: readonly { jobId: string; error?: string }[] | undefined,
+): FileRestores {
+  const { run, deps, progress } = claims;
+  return fileRestores({
+    run,
+    progress,
+    store: deps.store,
+    ...(deps.dataMover ? { dataMover: deps.dataMover } : {}),
+    ...(deps.fileAccess ? { fileAccess: deps.fileAccess } : {}),
+    ...(moved ? { moved } : {}),
+    note: (key, level, msg) => {
+      const [namespace, name] = key.split('/');
+      logClaim({ run, progress, deps, namespace: namespace ?? '', name: name ?? '', level, msg });
+    },
+  });
+}
+
+/** Looks at each unsettled PVC for a short while; longer waits are the state machine's. */
+async function pollClaims(claims: Claims, files: FileRestores): Promise<void> {
+  const { deps } = claims;
+  const pollUntil = Date.now() + (deps.pollWithinMs ?? 20_000);
+  for (;;) {
+    for (const volume of unsettledClaims(claims)) await lookAtClaim({ claims, volume, files });
+    if (unsettledClaims(claims).length === 0 || Date.now() >= pollUntil || deps.signal?.aborted) break;
+    await new Promise((resolve) => setTimeout(resolve, deps.pollIntervalMs ?? 2_000));
+  }
+}
+
+/** One look at a PVC: settles it when it can, and starts its file restore once its PV is bound. */
+async function lookAtClaim(options: {
+  claims: Claims;
+  volume: ProvisionedVolume;
+  files: FileRestores;
+}): Promise<void> {
+  const { claims, volume, files } = options;
+  try {
+    const look = await lookAt({ volume, run: claims.run, deps: claims.deps });
+    if (!look.settled) return;
+    settleClaim(claims, { volume, level: look.level, message: look.message });
+    if (volume.files && look.pv) files.start({ volume, pv: look.pv, manifestId: volume.files.manifestId });
+  } catch (error) {
+    // Throttled or unreachable: looked at again. Refused: Velero's error for this PV.
+    if (error instanceof RetryableError) return;
+    if (!(error instanceof LifeboatError)) throw error;
+    settleClaim(claims, {
+      volume,
+      level: 'error',
+      message: `Could not patch the re-provisioned PV: ${error.message}`,
+    });
+  }
+}
+
 async function lookAt(options: {
-  volume: {
-    pvcNamespace: string;
-    pvcName: string;
-    pvInfo: { reclaimPolicy: string; labels: Record<string, string> | null };
-  };
+  volume: ClaimedVolume;
   run: RestoreRun;
   deps: PatchProvisionedVolumesDeps;
 }): Promise<Look> {
   const { volume, run, deps } = options;
-  const signal = deps.signal ? { signal: deps.signal } : {};
   const pvc = await deps.cluster.read({
     resource: 'persistentvolumeclaims',
     object: {
@@ -168,7 +224,7 @@ async function lookAt(options: {
       kind: 'PersistentVolumeClaim',
       metadata: { namespace: volume.pvcNamespace, name: volume.pvcName },
     },
-    ...signal,
+    ...(deps.signal ? { signal: deps.signal } : {}),
   });
   // Velero patches only PVCs its restore restored.
   if (!pvc || record(record(pvc.metadata).labels)['velero.io/restore-name'] !== run.name)
@@ -176,24 +232,44 @@ async function lookAt(options: {
   const spec = record(pvc.spec);
   const phase = record(pvc.status).phase;
   if (phase === 'Pending' && typeof spec.storageClassName === 'string' && spec.storageClassName) {
-    const storageClass = await deps.cluster.read({
-      resource: 'storageclasses',
-      object: {
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'StorageClass',
-        metadata: { name: spec.storageClassName },
-      },
-      ...signal,
-    });
-    if (storageClass?.volumeBindingMode === 'WaitForFirstConsumer')
-      return {
-        settled: true,
-        level: 'warning',
-        message: `Skipping the PV patch that restores the backed-up reclaim policy and labels: StorageClass ${spec.storageClassName} binds on first consumer and the PVC is pending`,
-      };
+    const skipped = await firstConsumerLook(spec.storageClassName, deps);
+    if (skipped) return skipped;
   }
   const pvName = typeof spec.volumeName === 'string' ? spec.volumeName : '';
   if (phase !== 'Bound' || !pvName) return { settled: false };
+  return patchBoundVolume({ volume, pvName, deps });
+}
+
+/** Velero leaves a pending PVC whose StorageClass binds on first consumer alone. */
+async function firstConsumerLook(
+  storageClassName: string,
+  deps: PatchProvisionedVolumesDeps,
+): Promise<Look | undefined> {
+  const storageClass = await deps.cluster.read({
+    resource: 'storageclasses',
+    object: {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: storageClassName },
+    },
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  if (storageClass?.volumeBindingMode !== 'WaitForFirstConsumer') return undefined;
+  return {
+    settled: true,
+    level: 'warning',
+    message: `Skipping the PV patch that restores the backed-up reclaim policy and labels: StorageClass ${storageClassName} binds on first consumer and the PVC is pending`,
+  };
+}
+
+/** Gives the PV bound to the PVC the backed-up reclaim policy and labels, once it is bound to it. */
+async function patchBoundVolume(options: {
+  volume: ClaimedVolume;
+  pvName: string;
+  deps: PatchProvisionedVolumesDeps;
+}): Promise<Look> {
+  const { volume, pvName, deps } = options;
+  const signal = deps.signal ? { signal: deps.signal } : {};
   const pv = await deps.cluster.read({
     resource: 'persistentvolumes',
     object: { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: pvName } },
@@ -239,97 +315,4 @@ function logClaim(options: {
       name: options.name,
     },
   });
-}
-/**
- * The file restores of one call: `settle` records the jobs the last RestoreFileData ran, `start`
- * makes the job of a volume whose PVC is bound (or says why it cannot), `ready` lists the jobs
- * to run now.
- */
-function fileRestores(options: {
-  run: RestoreRun;
-  progress: ProvisionedProgress;
-  deps: PatchProvisionedVolumesDeps;
-  moved?: readonly { jobId: string; error?: string }[];
-}): {
-  settle: () => Promise<void>;
-  start: (o: { volume: { pvcNamespace: string; pvcName: string }; pv: Json; manifestId: string }) => void;
-  ready: () => DataMoverJob[];
-} {
-  const { run, progress, deps } = options;
-  progress.files ??= {};
-  const jobs = progress.files;
-  const note = (key: string, level: LogEvent['level'], msg: string): void => {
-    const [namespace, name] = key.split('/');
-    logClaim({ run, progress, deps, namespace: namespace ?? '', name: name ?? '', level, msg });
-  };
-  return {
-    settle: async () => {
-      const ran = new Map((options.moved ?? []).map((m) => [m.jobId, m]));
-      for (const [key, move] of Object.entries(jobs)) {
-        const report = ran.get(move.jobId);
-        if (move.state !== 'Ready' || !report) continue;
-        delete move.job;
-        const raw = await deps.store.get(dataMoverWorkKeys(move.jobId).progress);
-        const parsed = raw
-          ? dataMoverProgress.safeParse(JSON.parse(Buffer.from(raw).toString('utf8')))
-          : undefined;
-        const doc = parsed?.success ? parsed.data : undefined;
-        const result = doc?.state === 'Completed' ? doc.result : undefined;
-        if (result?.kind === 'file-restore') {
-          move.state = 'Completed';
-          note(
-            key,
-            'info',
-            `Restored ${result.files} files, ${result.directories} directories and ${result.symlinks} symlinks (${result.bytesWritten} bytes) from the repository into the volume`,
-          );
-          continue;
-        }
-        move.state = 'Failed';
-        note(
-          key,
-          'error',
-          `Could not restore the volume's files from the repository: ${doc?.error?.message ?? (report.error ? `the data mover task failed (${report.error})` : 'the data mover stopped without recording a result')}`,
-        );
-      }
-    },
-    start: ({ volume, pv, manifestId }) => {
-      const key = `${volume.pvcNamespace}/${volume.pvcName}`;
-      if (jobs[key]) return;
-      const spec = record(pv.spec);
-      const path = String(record(spec.local).path ?? record(spec.hostPath).path ?? '');
-      const reason = !deps.dataMover
-        ? 'this restore has no data mover (the repository key is not configured)'
-        : deps.fileAccess !== 'local-paths'
-          ? 'no data mover of this restore can reach the new volume (a Fargate task mounts no pod volume; lifeboat --local restores into local and hostPath PVs)'
-          : !path.startsWith('/')
-            ? `the new volume is not a local or hostPath PV the data mover can write on this machine`
-            : undefined;
-      if (reason || !deps.dataMover) {
-        note(
-          key,
-          'warning',
-          `Its files (manifest ${manifestId}) are not restored, the volume stays empty: ${reason}`,
-        );
-        return;
-      }
-      const jobId = restoreJobId(run, `files/${key}`);
-      jobs[key] = {
-        jobId,
-        state: 'Ready',
-        job: {
-          kind: 'file-restore',
-          jobId,
-          repository: deps.dataMover.repository,
-          manifestId,
-          tags: { restore: run.name, pvcNamespace: volume.pvcNamespace, pvcName: volume.pvcName },
-          target: { path },
-        },
-      };
-      note(key, 'info', `Restoring its files from the repository (manifest ${manifestId}) into ${path}`);
-    },
-    ready: () =>
-      Object.values(jobs)
-        .filter((m) => m.state === 'Ready' && m.job)
-        .map((m) => m.job as DataMoverJob),
-  };
 }

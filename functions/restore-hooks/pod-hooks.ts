@@ -146,47 +146,8 @@ export async function advancePodHooks(
   const work = restoreWorkKeys(ctx.run);
   const keys = ctx.keys ?? { progress: work.podHooksProgress, done: work.podHooksDone };
   const signal = ctx.signal ? { signal: ctx.signal } : {};
-  const pod = await ctx.cluster.read({
-    resource: 'pods',
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace, name } },
-    ...signal,
-  });
-  const waitStartMs = Math.max(
-    podCreatedMs(pod) ?? Date.parse(ctx.run.startedAt),
-    ctx.waitsFromMs ?? Number.NEGATIVE_INFINITY,
-  );
-  let changed = state.outcome.runs.length === 0 && state.outcome.log.length > 0;
-  const save = async (): Promise<void> => {
-    if (!changed) return;
-    await ctx.store.put(keys.progress(namespace, name), gz(state.outcome), {
-      contentType: 'application/gzip',
-      ...signal,
-    });
-    changed = false;
-  };
-  const settle = (settlements: readonly HookSettlement[]): void => {
-    const time = ctx.clock.now().toISOString();
-    for (const { slot, failure } of settlements) {
-      state.outcome.runs.push({
-        container: slot.container,
-        index: slot.index,
-        hookName: slot.hook.hookName,
-        source: slot.hook.source,
-        status: 'failed',
-        failure,
-      });
-      state.outcome.log.push({
-        time,
-        level: 'error',
-        msg: failure.message,
-        fields: hookLogFields({ ctx, state, slot }),
-      });
-      // Velero: an expired hook with onError Fail cancels the pod's watch too.
-      if (failure.kind === 'expired' && slot.hook.onError === 'Fail') state.outcome.stopped = true;
-    }
-    changed = true;
-  };
-
+  const { pod, waitStartMs } = await readPod(state, ctx);
+  const progress = podProgress({ state, ctx, key: keys.progress(namespace, name) });
   for (;;) {
     const action = nextHookAction({
       namespace,
@@ -208,17 +169,18 @@ export async function advancePodHooks(
       return 'done';
     }
     if (action.kind === 'wait') {
-      await save();
+      await progress.save();
       return 'waiting';
     }
     if (action.kind === 'settle') {
-      settle(action.settlements);
-      await save();
+      settleHooks({ state, ctx, settlements: action.settlements });
+      progress.changed();
+      await progress.save();
       continue;
     }
     const timeoutMs = Math.min(action.slot.hook.timeoutMs, ctx.maxExecMs);
     if (!ctx.canStart(timeoutMs)) {
-      await save();
+      await progress.save();
       return 'waiting';
     }
     await runHook({
@@ -228,20 +190,92 @@ export async function advancePodHooks(
       timeoutMs,
       ...(action.expired ? { expired: action.expired } : {}),
     });
-    changed = true;
-    await save();
+    progress.changed();
+    await progress.save();
   }
 }
 
-async function runHook(options: {
+/** The pod as it is now, and when its hooks' waits began. */
+async function readPod(
+  state: PodHooksState,
+  ctx: PodHooksContext,
+): Promise<{ pod: Record<string, unknown> | undefined; waitStartMs: number }> {
+  const { namespace, name } = state.record;
+  const pod = await ctx.cluster.read({
+    resource: 'pods',
+    object: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace, name } },
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  const waitStartMs = Math.max(
+    podCreatedMs(pod) ?? Date.parse(ctx.run.startedAt),
+    ctx.waitsFromMs ?? Number.NEGATIVE_INFINITY,
+  );
+  return { pod, waitStartMs };
+}
+
+/** The pod's saved progress: written again only when this invocation changed it. */
+function podProgress(options: { state: PodHooksState; ctx: PodHooksContext; key: string }): {
+  readonly changed: () => void;
+  readonly save: () => Promise<void>;
+} {
+  const { state, ctx, key } = options;
+  // A fresh pod whose record had warnings has something to save before any hook settles.
+  let changed = state.outcome.runs.length === 0 && state.outcome.log.length > 0;
+  return {
+    changed: () => {
+      changed = true;
+    },
+    save: async () => {
+      if (!changed) return;
+      await ctx.store.put(key, gz(state.outcome), {
+        contentType: 'application/gzip',
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      changed = false;
+    },
+  };
+}
+
+/** Records hooks that failed without running (their wait ran out, or the pod can never run them). */
+function settleHooks(options: {
+  state: PodHooksState;
+  ctx: PodHooksContext;
+  settlements: readonly HookSettlement[];
+}): void {
+  const { state, ctx } = options;
+  const time = ctx.clock.now().toISOString();
+  for (const { slot, failure } of options.settlements) {
+    state.outcome.runs.push({
+      container: slot.container,
+      index: slot.index,
+      hookName: slot.hook.hookName,
+      source: slot.hook.source,
+      status: 'failed',
+      failure,
+    });
+    state.outcome.log.push({
+      time,
+      level: 'error',
+      msg: failure.message,
+      fields: hookLogFields({ ctx, state, slot }),
+    });
+    // Velero: an expired hook with onError Fail cancels the pod's watch too.
+    if (failure.kind === 'expired' && slot.hook.onError === 'Fail') state.outcome.stopped = true;
+  }
+}
+
+/** One hook to run now, with the exec timeout this invocation gives it. */
+interface HookRun {
   state: PodHooksState;
   ctx: PodHooksContext;
   slot: HookSlot;
   timeoutMs: number;
   /** Its wait timeout passed (onError Continue): failed so, and run all the same (Velero). */
   expired?: { readonly kind: 'expired'; readonly message: string };
-}): Promise<void> {
-  const { state, ctx, slot, timeoutMs, expired } = options;
+}
+
+async function runHook(options: HookRun): Promise<void> {
+  const { state, ctx, slot, timeoutMs } = options;
   const { namespace, name } = state.record;
   const time = ctx.clock.now().toISOString();
   const describe = hookDescription({ slot, namespace, pod: name });
@@ -253,31 +287,50 @@ async function runHook(options: {
       fields: { restore: ctx.run.name, resource: 'pods', namespace, name },
     });
   }
+  const execution = await execHook(options);
+  recordHookRun({ ...options, ...execution, time, describe });
+}
+
+/** How a hook's command went: its result when it ran, and why it failed when it did. */
+interface HookExecution {
+  result: PodExecResult | undefined;
+  why: string | undefined;
+}
+
+/** Runs the hook's command in its container; a refused command is the hook's failure, not the step's. */
+async function execHook(options: HookRun): Promise<HookExecution> {
+  const { state, ctx, slot, timeoutMs } = options;
+  if (!ctx.podExec)
+    return { result: undefined, why: 'no access to run commands in pods was given to this restore' };
   let result: PodExecResult | undefined;
   let why: string | undefined;
-  if (!ctx.podExec) {
-    why = 'no access to run commands in pods was given to this restore';
-  } else {
-    try {
-      result = await ctx.podExec.exec({
-        namespace,
-        pod: name,
-        container: slot.container,
-        command: slot.hook.command,
-        timeoutMs,
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-      });
-      why = executionFailure({ result, slot, timeoutMs });
-    } catch (error) {
-      // Nothing ran: the step is retried, resuming at this hook.
-      if (error instanceof RetryableError || ctx.signal?.aborted) throw error;
-      why = error instanceof Error ? error.message : String(error);
-    }
+  try {
+    result = await ctx.podExec.exec({
+      namespace: state.record.namespace,
+      pod: state.record.name,
+      container: slot.container,
+      command: slot.hook.command,
+      timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    why = executionFailure({ result, slot, timeoutMs });
+  } catch (error) {
+    // Nothing ran: the step is retried, resuming at this hook.
+    if (error instanceof RetryableError || ctx.signal?.aborted) throw error;
+    why = error instanceof Error ? error.message : String(error);
   }
+  return { result, why };
+}
+
+/** Adds the hook's run and its log lines to the pod's outcome. */
+function recordHookRun(options: HookRun & HookExecution & { time: string; describe: string }): void {
+  const { state, ctx, slot, timeoutMs, expired, result, why, time } = options;
+  const { namespace, name } = state.record;
   const failed = why !== undefined;
   // Velero's hook tracker keeps a hook's first record: an expired hook stays failed as expired.
   const failure =
-    expired ?? (failed ? { kind: 'execution' as const, message: `${describe} failed: ${why}` } : undefined);
+    expired ??
+    (failed ? { kind: 'execution' as const, message: `${options.describe} failed: ${why}` } : undefined);
   if (expired)
     state.outcome.log.push({
       time,

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import {
   type DataMoverJob,
+  type DataMoverJobOf,
   dataMoverProgress,
   type RepositoryLocation,
 } from '../../shared/contracts/data-mover-job.js';
@@ -44,11 +45,8 @@ async function finalDocument(store: ObjectStore, jobId: string, signal?: AbortSi
   return parsed.success ? parsed.data : undefined;
 }
 
-/**
- * Settles the jobs the last RestoreVolumeData ran and makes the jobs of volumes not started yet;
- * returns the jobs to run now. `fail` records a volume's error (and its log line).
- */
-export async function advanceMovedVolumes(options: {
+/** What advanceMovedVolumes works on: the run, its plan and saved progress, and how to record lines. */
+export interface MovedVolumesOptions {
   run: RestoreRun;
   spec: RestoreSpec;
   plan: VolumePlan;
@@ -59,15 +57,33 @@ export async function advanceMovedVolumes(options: {
   note: (level: 'info' | 'warning' | 'error', msg: string, pvName: string) => void;
   fail: (pvName: string, message: string) => void;
   signal?: AbortSignal;
-}): Promise<DataMoverJob[]> {
-  const { run, spec, progress, store } = options;
-  progress.moves ??= {};
-  const moves = progress.moves;
+}
+
+type VolumeMoves = NonNullable<VolumesProgress['moves']>;
+type NativeVolume = VolumePlan['native'][number];
+
+/**
+ * Settles the jobs the last RestoreVolumeData ran and makes the jobs of volumes not started yet;
+ * returns the jobs to run now. `fail` records a volume's error (and its log line).
+ */
+export async function advanceMovedVolumes(options: MovedVolumesOptions): Promise<DataMoverJob[]> {
+  options.progress.moves ??= {};
+  const moves = options.progress.moves;
+  await settleRanJobs(options, moves);
+  startMovedVolumes(options, moves);
+  return Object.values(moves)
+    .filter((m) => m.state === 'Ready' && m.job)
+    .slice(0, options.dataMover?.batch ?? DEFAULT_BATCH)
+    .map((m) => m.job as DataMoverJob);
+}
+
+/** Records how each job the last RestoreVolumeData ran ended: the new volume, or why there is none. */
+async function settleRanJobs(options: MovedVolumesOptions, moves: VolumeMoves): Promise<void> {
   const ran = new Map((options.moved ?? []).map((m) => [m.jobId, m]));
   for (const [pvName, move] of Object.entries(moves)) {
     const report = ran.get(move.jobId);
     if (move.state !== 'Ready' || !report) continue;
-    const doc = await finalDocument(store, move.jobId, options.signal);
+    const doc = await finalDocument(options.store, move.jobId, options.signal);
     const result = doc?.state === 'Completed' ? doc.result : undefined;
     delete move.job;
     if (result?.kind === 'block-restore' && result.volumeId) {
@@ -76,7 +92,7 @@ export async function advanceMovedVolumes(options: {
         snapshotId: result.snapshotId,
         blocksWritten: result.blocksWritten,
       });
-      progress.volumes[pvName] = { volumeId: result.volumeId, state: 'creating' };
+      options.progress.volumes[pvName] = { volumeId: result.volumeId, state: 'creating' };
       options.note(
         'info',
         `The data mover wrote ${result.blocksWritten} blocks into snapshot ${result.snapshotId} and created volume ${result.volumeId} from it`,
@@ -93,7 +109,11 @@ export async function advanceMovedVolumes(options: {
           : 'the data mover stopped without recording a result'),
     );
   }
+}
 
+/** Makes the job of each moved volume not started yet, or fails the volume when no job can write it. */
+function startMovedVolumes(options: MovedVolumesOptions, moves: VolumeMoves): void {
+  const { spec, progress } = options;
   const kmsKeyArn = spec.volumeKmsKeyId;
   for (const volume of options.plan.native) {
     const moved = volume.movedData;
@@ -112,42 +132,62 @@ export async function advanceMovedVolumes(options: {
       );
       continue;
     }
-    const region = spec.volumeRegion ?? options.dataMover.region;
-    const jobId = restoreJobId(run, volume.pvName);
-    const job: DataMoverJob = {
-      kind: 'block-restore',
-      jobId,
-      repository: options.dataMover.repository,
+    const job = blockRestoreJob({
+      run: options.run,
+      spec,
+      volume,
       manifestId: moved.manifestId,
-      tags: {
-        restore: run.name,
-        ...(volume.pvcName ? { pvcNamespace: volume.pvcNamespace ?? '', pvcName: volume.pvcName } : {}),
-      },
-      target: {
-        ...(region ? { region } : {}),
-        ...(spec.volumeAccountRoleArn ? { roleArn: spec.volumeAccountRoleArn } : {}),
-        ...(spec.volumeAccountExternalId ? { externalId: spec.volumeAccountExternalId } : {}),
-        ...(kmsKeyArn ? { kmsKeyArn, encrypted: true } : {}),
-        description:
-          `Lifeboat restore ${run.name}: PV ${volume.pvName} from manifest ${moved.manifestId}`.slice(0, 255),
-        volume: {
-          availabilityZone: volume.availabilityZone,
-          volumeType: volumeTypeOf(volume.volumeType),
-          ...(volume.iops ? { iops: volume.iops } : {}),
-        },
-      },
-    };
-    moves[volume.pvName] = { jobId, state: 'Ready', job };
+      dataMover: options.dataMover,
+    });
+    moves[volume.pvName] = { jobId: job.jobId, state: 'Ready', job };
     options.note(
       'info',
       `Restoring the volume from the repository (manifest ${moved.manifestId}) in ${volume.availabilityZone}${spec.volumeAccountRoleArn ? ` through ${spec.volumeAccountRoleArn}` : ''}`,
       volume.pvName,
     );
   }
-  return Object.values(moves)
-    .filter((m) => m.state === 'Ready' && m.job)
-    .slice(0, options.dataMover?.batch ?? DEFAULT_BATCH)
-    .map((m) => m.job as DataMoverJob);
+}
+
+/**
+ * The block-restore job of one moved volume: in the zone the plan chose, in the request's region
+ * and account, encrypted with its KMS key when it names one.
+ */
+function blockRestoreJob(options: {
+  readonly run: RestoreRun;
+  readonly spec: RestoreSpec;
+  readonly volume: NativeVolume;
+  /** The repository manifest of the volume's moved data. */
+  readonly manifestId: string;
+  readonly dataMover: RestoreDataMover;
+}): DataMoverJobOf<'block-restore'> {
+  const { run, spec, volume, manifestId } = options;
+  const kmsKeyArn = spec.volumeKmsKeyId;
+  const region = spec.volumeRegion ?? options.dataMover.region;
+  return {
+    kind: 'block-restore',
+    jobId: restoreJobId(run, volume.pvName),
+    repository: options.dataMover.repository,
+    manifestId,
+    tags: {
+      restore: run.name,
+      ...(volume.pvcName ? { pvcNamespace: volume.pvcNamespace ?? '', pvcName: volume.pvcName } : {}),
+    },
+    target: {
+      ...(region ? { region } : {}),
+      ...(spec.volumeAccountRoleArn ? { roleArn: spec.volumeAccountRoleArn } : {}),
+      ...(spec.volumeAccountExternalId ? { externalId: spec.volumeAccountExternalId } : {}),
+      ...(kmsKeyArn ? { kmsKeyArn, encrypted: true } : {}),
+      description: `Lifeboat restore ${run.name}: PV ${volume.pvName} from manifest ${manifestId}`.slice(
+        0,
+        255,
+      ),
+      volume: {
+        availabilityZone: volume.availabilityZone,
+        volumeType: volumeTypeOf(volume.volumeType),
+        ...(volume.iops ? { iops: volume.iops } : {}),
+      },
+    },
+  };
 }
 
 const VOLUME_TYPES = ['gp2', 'gp3', 'io1', 'io2', 'st1', 'sc1', 'standard'] as const;

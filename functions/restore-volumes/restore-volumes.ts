@@ -17,7 +17,7 @@
  * calls again with what ran (`moved`).
  */
 import { createHash } from 'node:crypto';
-import { restoreRequest } from '../../shared/contracts/restore-request.js';
+import { type RestoreSpec, restoreRequest } from '../../shared/contracts/restore-request.js';
 import { plannedItem, type RestoreRun } from '../../shared/contracts/restore-run.js';
 import {
   type VolumePlan,
@@ -64,27 +64,91 @@ export async function restoreVolumes(
   input: { run: RestoreRun; moved?: readonly { jobId: string; error?: string }[] },
   deps: RestoreVolumesDeps,
 ): Promise<VolumeStepResult> {
-  const { run } = input;
+  const call = await loadVolumesCall(input.run, deps);
+  if (!call) return { done: true, pending: 0, waitSeconds: 0 };
+  const natives = call.plan.native.filter((v) => !v.movedData);
+  const moveJobs = await advanceMovedVolumes({
+    run: call.run,
+    spec: call.spec,
+    plan: call.plan,
+    progress: call.progress,
+    ...(input.moved ? { moved: input.moved } : {}),
+    store: deps.store,
+    ...(deps.dataMover ? { dataMover: deps.dataMover } : {}),
+    note: call.note,
+    fail: call.fail,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  await createNativeVolumes(call, natives);
+  await call.save();
+  // The data mover's jobs run first; the native volumes are created meanwhile.
+  if (moveJobs.length > 0)
+    return { done: false, pending: readyMoves(call.progress), waitSeconds: 0, moveJobs };
+
+  await pollNewVolumes(call, natives);
+  const waiting = unsettled(call, natives);
+  if (waiting.length > 0 && deps.clock.now().getTime() < call.deadline) {
+    await call.save();
+    return { done: false, pending: waiting.length, waitSeconds: VOLUME_WAIT_SECONDS };
+  }
+  for (const pvName of waiting)
+    call.fail(
+      pvName,
+      `its volume was not available within itemOperationTimeout (${formatDuration(call.timeoutMs)})`,
+    );
+  await finishVolumes(call);
+  return { done: true, pending: 0, waitSeconds: 0 };
+}
+
+type NativeVolume = VolumePlan['native'][number];
+
+/** One call's view of the restore's volumes: what was planned, how far it got, how to record it. */
+interface VolumesCall {
+  readonly run: RestoreRun;
+  readonly spec: RestoreSpec;
+  readonly plan: VolumePlan;
+  readonly progress: VolumesProgress;
+  readonly deps: RestoreVolumesDeps;
+  /** itemOperationTimeout, and when it ends (counted from the first call). */
+  readonly timeoutMs: number;
+  readonly deadline: number;
+  readonly withSignal: { readonly signal?: AbortSignal };
+  readonly note: (level: LogEvent['level'], msg: string, pvName: string) => void;
+  /** Records a volume's error and its log line. */
+  readonly fail: (pvName: string, message: string) => void;
+  /** Whether a volume ended: available, or given up on. */
+  readonly settled: (pvName: string) => boolean;
+  readonly save: () => Promise<void>;
+}
+
+/** Reads the plan, the saved progress and the request; undefined when there is nothing (left) to do. */
+async function loadVolumesCall(run: RestoreRun, deps: RestoreVolumesDeps): Promise<VolumesCall | undefined> {
   const work = restoreWorkKeys(run);
   const rawPlan = await readJson(deps.store, work.volumes);
   const plan: VolumePlan | undefined = rawPlan === undefined ? undefined : volumePlan.parse(rawPlan);
-  if (!plan || plan.native.length === 0) return { done: true, pending: 0, waitSeconds: 0 };
+  if (!plan || plan.native.length === 0) return undefined;
   const saved = await readJson(deps.store, work.volumesProgress);
   const progress: VolumesProgress =
     saved === undefined
       ? { startedAt: deps.clock.now().toISOString(), volumes: {}, done: false, log: [] }
       : volumesProgress.parse(saved);
-  if (progress.done) return { done: true, pending: 0, waitSeconds: 0 };
-  const save = (): Promise<void> =>
-    deps.store.put(work.volumesProgress, JSON.stringify(progress), { contentType: 'application/json' });
+  if (progress.done) return undefined;
   const rawRequest = await readJson(deps.store, work.request);
   if (rawRequest === undefined)
     throw new LifeboatError(`the request of restore ${run.name} is missing from the working data`);
   const spec = restoreRequest.parse(rawRequest).restore.spec;
   const timeoutText = spec.itemOperationTimeout ?? DEFAULT_ITEM_OPERATION_TIMEOUT;
   const timeoutMs = parseDuration(timeoutText) ?? (parseDuration(DEFAULT_ITEM_OPERATION_TIMEOUT) as number);
-  const deadline = Date.parse(progress.startedAt) + timeoutMs;
-  const signal = deps.signal ? { signal: deps.signal } : {};
+  return volumesCall({ run, spec, plan, progress, deps, timeoutMs, progressKey: work.volumesProgress });
+}
+
+/** How one call records what happens to each volume, into the progress it saves. */
+function volumesCall(
+  state: Pick<VolumesCall, 'run' | 'spec' | 'plan' | 'progress' | 'deps' | 'timeoutMs'> & {
+    readonly progressKey: string;
+  },
+): VolumesCall {
+  const { run, progress, deps } = state;
   const note = (level: LogEvent['level'], msg: string, pvName: string): void => {
     progress.log.push({
       time: deps.clock.now().toISOString(),
@@ -93,124 +157,139 @@ export async function restoreVolumes(
       fields: { restore: run.name, resource: 'persistentvolumes', name: pvName },
     });
   };
-  const fail = (pvName: string, message: string): void => {
-    progress.volumes[pvName] = { ...progress.volumes[pvName], error: message };
-    note('error', `Could not restore persistent volume ${pvName} from its snapshot: ${message}`, pvName);
-  };
-  const settled = (pvName: string): boolean => {
-    const v = progress.volumes[pvName];
-    return v?.error !== undefined || v?.state === 'available';
-  };
-
-  const natives = plan.native.filter((v) => !v.movedData);
-  const moveJobs = await advanceMovedVolumes({
+  return {
     run,
-    spec,
-    plan,
+    spec: state.spec,
+    plan: state.plan,
     progress,
-    ...(input.moved ? { moved: input.moved } : {}),
-    store: deps.store,
-    ...(deps.dataMover ? { dataMover: deps.dataMover } : {}),
+    deps,
+    timeoutMs: state.timeoutMs,
+    deadline: Date.parse(progress.startedAt) + state.timeoutMs,
+    withSignal: deps.signal ? { signal: deps.signal } : {},
     note,
-    fail,
-    ...(deps.signal ? { signal: deps.signal } : {}),
-  });
+    fail: (pvName, message) => {
+      progress.volumes[pvName] = { ...progress.volumes[pvName], error: message };
+      note('error', `Could not restore persistent volume ${pvName} from its snapshot: ${message}`, pvName);
+    },
+    settled: (pvName) => {
+      const v = progress.volumes[pvName];
+      return v?.error !== undefined || v?.state === 'available';
+    },
+    save: () =>
+      deps.store.put(state.progressKey, JSON.stringify(progress), { contentType: 'application/json' }),
+  };
+}
 
-  // Create (or find again) every volume not created yet.
+/** Creates (or finds again) every native volume not created yet. */
+async function createNativeVolumes(call: VolumesCall, natives: readonly NativeVolume[]): Promise<void> {
+  const { snapshotter } = call.deps;
   for (const volume of natives) {
-    if (progress.volumes[volume.pvName]?.volumeId || settled(volume.pvName)) continue;
-    if (!deps.snapshotter) {
-      fail(volume.pvName, 'this restore has no EC2 access to create volumes from native snapshots');
+    if (call.progress.volumes[volume.pvName]?.volumeId || call.settled(volume.pvName)) continue;
+    if (!snapshotter) {
+      call.fail(volume.pvName, 'this restore has no EC2 access to create volumes from native snapshots');
       continue;
     }
-    const tags = [
-      { key: 'velero.io/restore', value: run.name },
-      { key: 'velero.io/pv', value: volume.pvName },
-    ];
     try {
-      const [found] = (await deps.snapshotter.findVolumes({ tags, ...signal })).filter(
-        (v) => v.state === 'creating' || v.state === 'available' || v.state === 'in-use',
-      );
-      const volumeId =
-        found?.volumeId ??
-        (
-          await deps.snapshotter.createVolumeFromSnapshot({
-            snapshotId: volume.snapshotHandle,
-            availabilityZone: volume.availabilityZone,
-            ...(volume.volumeType ? { volumeType: volume.volumeType } : {}),
-            ...(volume.iops ? { iops: volume.iops } : {}),
-            // Lifeboat's volumeKmsKeyId (Velero: the location's ebsKmsKeyId); else as the snapshot is.
-            ...(spec.volumeKmsKeyId ? { kmsKeyId: spec.volumeKmsKeyId } : {}),
-            tags,
-            // Velero's AWS_CLUSTER_NAME: the volume belongs to the cluster it is restored into.
-            clusterName: run.cluster,
-            // One token per restore attempt and PV: the SDK's own retries never make a second volume.
-            clientToken: createHash('sha256')
-              .update(`${run.runId}/${volume.pvName}`)
-              .digest('hex')
-              .slice(0, 64),
-            ...signal,
-          })
-        ).volumeId;
-      progress.volumes[volume.pvName] = { volumeId, state: found?.state ?? 'creating' };
-      note(
-        'info',
-        `${found ? 'Found' : 'Created'} volume ${volumeId} from snapshot ${volume.snapshotHandle} in ${volume.availabilityZone}`,
-        volume.pvName,
-      );
+      await createNativeVolume({ call, volume, snapshotter });
     } catch (error) {
       if (error instanceof RetryableError) {
-        await save();
+        await call.save();
         throw error;
       }
       if (!(error instanceof LifeboatError)) throw error;
-      fail(volume.pvName, error.message);
+      call.fail(volume.pvName, error.message);
     }
   }
-  await save();
-  const moving = (): number => Object.values(progress.moves ?? {}).filter((m) => m.state === 'Ready').length;
-  // The data mover's jobs run first; the native volumes are created meanwhile.
-  if (moveJobs.length > 0) return { done: false, pending: moving(), waitSeconds: 0, moveJobs };
+}
 
-  // Wait a little for them here; longer waits are the state machine's.
+/** Finds the volume an earlier attempt created (by its tags), or creates it from the snapshot. */
+async function createNativeVolume(options: {
+  readonly call: VolumesCall;
+  readonly volume: NativeVolume;
+  readonly snapshotter: Snapshotter;
+}): Promise<void> {
+  const { call, volume, snapshotter } = options;
+  const { run, spec, withSignal } = call;
+  const tags = [
+    { key: 'velero.io/restore', value: run.name },
+    { key: 'velero.io/pv', value: volume.pvName },
+  ];
+  const [found] = (await snapshotter.findVolumes({ tags, ...withSignal })).filter(
+    (v) => v.state === 'creating' || v.state === 'available' || v.state === 'in-use',
+  );
+  const volumeId =
+    found?.volumeId ??
+    (
+      await snapshotter.createVolumeFromSnapshot({
+        snapshotId: volume.snapshotHandle,
+        availabilityZone: volume.availabilityZone,
+        ...(volume.volumeType ? { volumeType: volume.volumeType } : {}),
+        ...(volume.iops ? { iops: volume.iops } : {}),
+        // Lifeboat's volumeKmsKeyId (Velero: the location's ebsKmsKeyId); else as the snapshot is.
+        ...(spec.volumeKmsKeyId ? { kmsKeyId: spec.volumeKmsKeyId } : {}),
+        tags,
+        // Velero's AWS_CLUSTER_NAME: the volume belongs to the cluster it is restored into.
+        clusterName: run.cluster,
+        // One token per restore attempt and PV: the SDK's own retries never make a second volume.
+        clientToken: createHash('sha256').update(`${run.runId}/${volume.pvName}`).digest('hex').slice(0, 64),
+        ...withSignal,
+      })
+    ).volumeId;
+  call.progress.volumes[volume.pvName] = { volumeId, state: found?.state ?? 'creating' };
+  call.note(
+    'info',
+    `${found ? 'Found' : 'Created'} volume ${volumeId} from snapshot ${volume.snapshotHandle} in ${volume.availabilityZone}`,
+    volume.pvName,
+  );
+}
+
+/** How many data-mover jobs are still to run. */
+function readyMoves(progress: VolumesProgress): number {
+  return Object.values(progress.moves ?? {}).filter((m) => m.state === 'Ready').length;
+}
+
+/** The native volumes still being created. */
+function unsettled(call: VolumesCall, natives: readonly NativeVolume[]): string[] {
+  return natives.map((v) => v.pvName).filter((n) => !call.settled(n));
+}
+
+/** Waits a little for the new volumes here; longer waits are the state machine's. */
+async function pollNewVolumes(call: VolumesCall, natives: readonly NativeVolume[]): Promise<void> {
+  const { deps, progress } = call;
   const pollUntil = Date.now() + (deps.pollWithinMs ?? 20_000);
-  const waiting = (): string[] => natives.map((v) => v.pvName).filter((n) => !settled(n));
   for (;;) {
-    for (const pvName of waiting()) {
+    for (const pvName of unsettled(call, natives)) {
       const volumeId = progress.volumes[pvName]?.volumeId ?? '';
       try {
-        const status = await (deps.snapshotter as Snapshotter).volumeStatus(volumeId, signal);
+        const status = await (deps.snapshotter as Snapshotter).volumeStatus(volumeId, call.withSignal);
         progress.volumes[pvName] = { volumeId, state: status.state };
         if (status.state === 'error' || status.state === 'deleting' || status.state === 'deleted')
-          fail(pvName, `volume ${volumeId} is ${status.state}`);
+          call.fail(pvName, `volume ${volumeId} is ${status.state}`);
       } catch (error) {
         // Not visible yet, or throttled: asked again on the next round.
         if (!(error instanceof RetryableError)) throw error;
       }
     }
-    if (waiting().length === 0 || Date.now() >= pollUntil || deps.signal?.aborted) break;
+    if (unsettled(call, natives).length === 0 || Date.now() >= pollUntil || deps.signal?.aborted) break;
     await new Promise((resolve) => setTimeout(resolve, deps.pollIntervalMs ?? 2_000));
   }
-  if (waiting().length > 0 && deps.clock.now().getTime() < deadline) {
-    await save();
-    return { done: false, pending: waiting().length, waitSeconds: VOLUME_WAIT_SECONDS };
-  }
-  for (const pvName of waiting())
-    fail(pvName, `its volume was not available within itemOperationTimeout (${formatDuration(timeoutMs)})`);
+}
 
-  await pointPersistentVolumes({ store: deps.store, run, progress });
-  for (const volume of plan.native) {
+/** Points the planned PVs at their new volumes, notes each restored one, and saves the step done. */
+async function finishVolumes(call: VolumesCall): Promise<void> {
+  const { progress } = call;
+  await pointPersistentVolumes({ store: call.deps.store, run: call.run, progress });
+  for (const volume of call.plan.native) {
     const v = progress.volumes[volume.pvName];
     if (v?.volumeId && !v.error)
-      note(
+      call.note(
         'info',
         `Restored persistent volume from ${volume.movedData ? 'the repository' : 'snapshot'}: volume ${v.volumeId}`,
         volume.pvName,
       );
   }
   progress.done = true;
-  await save();
-  return { done: true, pending: 0, waitSeconds: 0 };
+  await call.save();
 }
 
 /**

@@ -7,8 +7,10 @@
 
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
 import {
+  type ProvisionedProgress,
   provisionedProgress,
   type VolumePlan,
+  type VolumesProgress,
   volumePlan,
   volumesProgress,
 } from '../../shared/contracts/restore-volumes.js';
@@ -41,47 +43,58 @@ export async function restoreVolumeResults(options: {
   const provisioned = rawProvisioned === undefined ? undefined : provisionedProgress.parse(rawProvisioned);
 
   const infos: RestoreVolumeInfo[] = [...(plan.restoreInfos as RestoreVolumeInfo[])];
-  for (const volume of plan.native) {
-    const outcome = native?.volumes[volume.pvName];
-    const names = {
-      pvName: volume.pvName,
-      ...(volume.pvcName ? { pvcName: volume.pvcName, pvcNamespace: volume.pvcNamespace ?? '' } : {}),
-    };
-    const restored = outcome?.volumeId && !outcome.error;
-    if (volume.movedData) {
-      // Velero's restore entry of a data-moved volume: its method, snapshotDataMoved, the movement.
-      infos.push(
-        restored
-          ? {
-              ...names,
-              restoreMethod: volume.movedData.backupMethod,
-              snapshotDataMoved: true,
-              snapshotDataMovementInfo: {
-                ...volume.movedData.info,
-                retainedSnapshot: volume.movedData.info.retainedSnapshot ?? '',
-              },
-            }
-          : { ...names, snapshotDataMoved: false },
-      );
-      continue;
-    }
-    // Velero tracks a native snapshot once its volume was created; a failed one has no method.
-    infos.push(
-      restored
-        ? restoredFromNativeSnapshot({
-            ...names,
-            snapshotHandle: volume.snapshotHandle,
-            volumeType: volume.volumeType,
-            volumeAZ: volume.availabilityZone,
-            ...(volume.iops ? { iops: volume.iops } : {}),
-          })
-        : { ...names, snapshotDataMoved: false },
-    );
+  for (const volume of plan.native) infos.push(nativeVolumeInfo(volume, native?.volumes[volume.pvName]));
+  addFileRestoreInfos({ infos, plan, provisioned });
+  const log = [...plan.log, ...(native?.log ?? []), ...(provisioned?.log ?? [])];
+  return { infos, log, results: resultsOfLog(log) };
+}
+
+type NativeVolume = VolumePlan['native'][number];
+type NativeOutcome = VolumesProgress['volumes'][string];
+
+/** The restore entry of one volume RestoreVolumes re-created (or could not). */
+function nativeVolumeInfo(volume: NativeVolume, outcome: NativeOutcome | undefined): RestoreVolumeInfo {
+  const names = {
+    pvName: volume.pvName,
+    ...(volume.pvcName ? { pvcName: volume.pvcName, pvcNamespace: volume.pvcNamespace ?? '' } : {}),
+  };
+  const restored = outcome?.volumeId && !outcome.error;
+  if (volume.movedData) {
+    // Velero's restore entry of a data-moved volume: its method, snapshotDataMoved, the movement.
+    return restored
+      ? {
+          ...names,
+          restoreMethod: volume.movedData.backupMethod,
+          snapshotDataMoved: true,
+          snapshotDataMovementInfo: {
+            ...volume.movedData.info,
+            retainedSnapshot: volume.movedData.info.retainedSnapshot ?? '',
+          },
+        }
+      : { ...names, snapshotDataMoved: false };
   }
-  // Velero's PodVolumeRestore entry for each volume whose files came back from the repository.
-  for (const volume of plan.provisioned) {
+  // Velero tracks a native snapshot once its volume was created; a failed one has no method.
+  return restored
+    ? restoredFromNativeSnapshot({
+        ...names,
+        snapshotHandle: volume.snapshotHandle,
+        volumeType: volume.volumeType,
+        volumeAZ: volume.availabilityZone,
+        ...(volume.iops ? { iops: volume.iops } : {}),
+      })
+    : { ...names, snapshotDataMoved: false };
+}
+
+/** Velero's PodVolumeRestore entry for each volume whose files came back from the repository. */
+function addFileRestoreInfos(options: {
+  readonly infos: RestoreVolumeInfo[];
+  readonly plan: VolumePlan;
+  readonly provisioned: ProvisionedProgress | undefined;
+}): void {
+  const { infos } = options;
+  for (const volume of options.plan.provisioned) {
     const key = `${volume.pvcNamespace}/${volume.pvcName}`;
-    if (!volume.files || provisioned?.files?.[key]?.state !== 'Completed') continue;
+    if (!volume.files || options.provisioned?.files?.[key]?.state !== 'Completed') continue;
     const at = infos.findIndex((i) => i.pvcNamespace === volume.pvcNamespace && i.pvcName === volume.pvcName);
     const entry: RestoreVolumeInfo = {
       pvcName: volume.pvcName,
@@ -100,7 +113,10 @@ export async function restoreVolumeResults(options: {
     if (at >= 0) infos[at] = entry;
     else infos.push(entry);
   }
-  const log = [...plan.log, ...(native?.log ?? []), ...(provisioned?.log ?? [])];
+}
+
+/** The errors and warnings of the volume steps' log: by namespace, or the cluster's for PVs. */
+function resultsOfLog(log: readonly LogEvent[]): Results {
   let results = emptyResults;
   for (const event of log) {
     if (event.level !== 'error' && event.level !== 'warning') continue;
@@ -117,5 +133,5 @@ export async function restoreVolumeResults(options: {
       event.level === 'error' ? { errors: result, warnings: {} } : { errors: {}, warnings: result },
     );
   }
-  return { infos, log, results };
+  return results;
 }

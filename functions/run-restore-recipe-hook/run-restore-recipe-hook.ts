@@ -14,7 +14,8 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { restoreRequest } from '../../shared/contracts/restore-request.js';
+import type { RecipeHook } from '../../shared/contracts/recipe.js';
+import { type RestoreSpec, restoreRequest } from '../../shared/contracts/restore-request.js';
 import {
   type PodHooksOutcome,
   podHooksOutcome,
@@ -27,7 +28,7 @@ import {
 } from '../../shared/contracts/restore-run.js';
 import { LifeboatError, RecipeStepFailed } from '../../shared/domain/errors.js';
 import { parseDuration } from '../../shared/domain/kubernetes/duration.js';
-import { restoreRecipeExecHooks, restoreRecipeHookPods } from '../../shared/domain/recipes/restore-hooks.js';
+import { restoreRecipeHookPods } from '../../shared/domain/recipes/restore-hooks.js';
 import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
@@ -36,12 +37,14 @@ import type { PodExec } from '../../shared/ports/pod-exec.js';
 import { readStoredRecipe } from '../common/recipe-reference.js';
 import {
   advancePodHooks,
+  type InvocationBudget,
   invocationBudget,
   type PodHooksContext,
   type PodHooksState,
 } from '../restore-hooks/pod-hooks.js';
 import { DEFAULT_HOOK_WAIT_LIMIT_MS } from '../restore-hooks/restore-hooks.js';
 import { listPods } from '../run-recipe-hook/run-recipe-hook.js';
+import { recordStepPods } from './step-pods.js';
 
 export interface RunRestoreRecipeHookDeps {
   readonly store: ObjectStore;
@@ -85,16 +88,41 @@ export async function runRestoreRecipeHook(
   input: RestoreRecipeHookInput,
   deps: RunRestoreRecipeHookDeps,
 ): Promise<RestoreRecipeHookProgress> {
+  const work = restoreWorkKeys(input.run);
+  const earlier = await readJson(deps.store, work.recipeHookResult(input.step.index));
+  if (earlier) return verdict(restoreRecipeHookResult.parse(earlier));
+  const step = await loadHookStep(input, deps);
+  const waiting = await awaitHookPods(step);
+  if (waiting) return waiting;
+  return runHookInPods(step);
+}
+
+/** One invocation of a recipe hook step: its hook, the state it saves, and how it spends its time. */
+interface HookStepCall {
+  readonly input: RestoreRecipeHookInput;
+  readonly deps: RunRestoreRecipeHookDeps;
+  readonly work: ReturnType<typeof restoreWorkKeys>;
+  readonly hook: RecipeHook;
+  readonly spec: RestoreSpec;
+  readonly state: RestoreRecipeHookState;
+  /** When the step first ran: the hook's waits count from it. */
+  readonly startedMs: number;
+  readonly fields: { readonly restore: string; readonly step: number; readonly hook: string };
+  readonly budget: InvocationBudget;
+  readonly pollMs: number;
+  readonly pollIntervalMs: number;
+  readonly signal: { readonly signal?: AbortSignal };
+}
+
+/** Reads the step's hook, the restore's spec and the step's saved state (or starts it). */
+async function loadHookStep(
+  input: RestoreRecipeHookInput,
+  deps: RunRestoreRecipeHookDeps,
+): Promise<HookStepCall> {
   const { run, step } = input;
   const work = restoreWorkKeys(run);
-  const earlier = await readJson(deps.store, work.recipeHookResult(step.index));
-  if (earlier) return verdict(restoreRecipeHookResult.parse(earlier));
   const budget = invocationBudget(deps.maxRunMs ?? 14 * 60_000);
-  const { elapsed } = budget;
-  const pollMs = deps.pollMs ?? 60_000;
-  const pollIntervalMs = deps.pollIntervalMs ?? 1_000;
   const signal = deps.signal ? { signal: deps.signal } : {};
-
   const recipe = await readStoredRecipe({
     store: deps.store,
     key: work.recipe,
@@ -104,134 +132,136 @@ export async function runRestoreRecipeHook(
   const hook = recipe.hooks.find((h) => h.name === step.name);
   if (!hook) throw new LifeboatError(`the recipe of restore ${run.name} has no hook ${step.name}`);
   const spec = restoreRequest.parse(await readJson(deps.store, work.request)).restore.spec;
-  const namespaces = { includes: spec.includedNamespaces ?? [], excludes: spec.excludedNamespaces ?? [] };
-  const mapping = spec.namespaceMapping ?? {};
-  const now = () => deps.clock.now();
   const fields = { restore: run.name, step: step.index, hook: hook.name };
   const stored = await readJson(deps.store, work.recipeHookStep(step.index));
   const state: RestoreRecipeHookState = stored
     ? restoreRecipeHookState.parse(stored)
     : {
-        startedAt: now().toISOString(),
-        log: [{ time: now().toISOString(), level: 'info', msg: 'Recipe hook step started', fields }],
+        startedAt: deps.clock.now().toISOString(),
+        log: [
+          { time: deps.clock.now().toISOString(), level: 'info', msg: 'Recipe hook step started', fields },
+        ],
       };
-  const startedMs = Date.parse(state.startedAt);
-  const saveState = () =>
-    deps.store.put(work.recipeHookStep(step.index), JSON.stringify(state), {
-      contentType: 'application/json',
-      ...signal,
-    });
-  const writeResult = async (result: RestoreRecipeHookResult): Promise<RestoreRecipeHookProgress> => {
-    await deps.store.put(work.recipeHookResult(step.index), gz(result), {
-      contentType: 'application/gzip',
-      ...signal,
-    });
-    return verdict(result);
+  return {
+    input,
+    deps,
+    work,
+    hook,
+    spec,
+    state,
+    startedMs: Date.parse(state.startedAt),
+    fields,
+    budget,
+    pollMs: deps.pollMs ?? 60_000,
+    pollIntervalMs: deps.pollIntervalMs ?? 1_000,
+    signal,
   };
+}
 
-  // Which pods: those the hook selects once one exists, or none once its wait is over.
-  const restoredInto = z.array(z.string()).parse((await readJson(deps.store, work.recipeNamespaces)) ?? []);
+function saveState(step: HookStepCall): Promise<void> {
+  return step.deps.store.put(step.work.recipeHookStep(step.input.step.index), JSON.stringify(step.state), {
+    contentType: 'application/json',
+    ...step.signal,
+  });
+}
+
+/** Writes the step's result (FinalizeRestore reports it) and says what it means for the workflow. */
+async function writeResult(
+  step: HookStepCall,
+  result: RestoreRecipeHookResult,
+): Promise<RestoreRecipeHookProgress> {
+  await step.deps.store.put(step.work.recipeHookResult(step.input.step.index), gz(result), {
+    contentType: 'application/gzip',
+    ...step.signal,
+  });
+  return verdict(result);
+}
+
+const sleep = (ms: number): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Which pods: those the hook selects once one exists, or none once its wait is over. Returns the
+ * step's progress when it ends or must wait here; undefined once the pods are known.
+ */
+async function awaitHookPods(step: HookStepCall): Promise<RestoreRecipeHookProgress | undefined> {
+  const { deps, hook, spec, state } = step;
+  const namespaces = { includes: spec.includedNamespaces ?? [], excludes: spec.excludedNamespaces ?? [] };
+  const namespaceMapping = spec.namespaceMapping ?? {};
+  const restoredInto = z
+    .array(z.string())
+    .parse((await readJson(deps.store, step.work.recipeNamespaces)) ?? []);
   while (!state.pods) {
     // Listed namespace by namespace: never the whole cluster's pods.
     const pods =
       restoredInto.length === 0
         ? []
-        : await listPods({ cluster: deps.cluster, namespaces: { includes: restoredInto }, ...signal });
-    const selected = restoreRecipeHookPods({ hook, pods: pods, namespaces, namespaceMapping: mapping });
+        : await listPods({ cluster: deps.cluster, namespaces: { includes: restoredInto }, ...step.signal });
+    const selected = restoreRecipeHookPods({ hook, pods: pods, namespaces, namespaceMapping });
     if (selected.length > 0) {
-      state.pods = [];
-      for (const pod of selected) {
-        const hooks = restoreRecipeExecHooks(pod, hook);
-        state.pods.push({
-          namespace: pod.namespace,
-          name: pod.name,
-          execHooks: hooks.invalid
-            ? []
-            : [
-                {
-                  container: hooks.container,
-                  hooks: hooks.hooks.map((h) => ({ ...h, command: [...h.command] })),
-                },
-              ],
-          warnings: [],
-        });
-        // A container that does not exist: each command fails unrun (an error, as at backup).
-        if (hooks.invalid) await failUnrun({ pod, hooks, deps, run, step: step.index, ...signal });
-      }
-      state.log.push({
-        time: now().toISOString(),
-        level: 'info',
-        msg: 'Recipe hook step runs in pods',
-        fields: { ...fields, pods: selected.map((p) => `${p.namespace}/${p.name}`).join(',') },
+      await recordStepPods({
+        selected,
+        hook,
+        state,
+        store: deps.store,
+        clock: deps.clock,
+        run: step.input.run,
+        step: step.input.step.index,
+        fields: step.fields,
+        ...step.signal,
       });
-      await saveState();
+      await saveState(step);
       break;
     }
-    if (now().getTime() - startedMs > hook.waitTimeoutMs) {
-      const message = `recipe hook ${hook.name} selects no pod in the restored namespaces`;
-      const fails = hook.onError === 'Fail';
-      return writeResult({
-        step: step.index,
-        hook: hook.name,
-        log: [
-          ...state.log,
-          { time: now().toISOString(), level: fails ? 'error' : 'warning', msg: message, fields },
-        ],
-        pods: [],
-        errors: fails ? [{ message }] : [],
-        warnings: fails ? [] : [message],
-        stopsWorkflow: fails,
-      });
-    }
-    if (elapsed() + pollIntervalMs > pollMs || deps.signal?.aborted) {
-      await saveState();
+    if (deps.clock.now().getTime() - step.startedMs > hook.waitTimeoutMs)
+      return writeResult(step, noPodResult(step));
+    if (step.budget.elapsed() + step.pollIntervalMs > step.pollMs || deps.signal?.aborted) {
+      await saveState(step);
       return { done: false, waitSeconds: deps.waitSeconds ?? 10, attempted: 0, failed: 0 };
     }
-    await new Promise((resolve) => setTimeout(resolve, pollIntervalMs));
+    await sleep(step.pollIntervalMs);
   }
+  return undefined;
+}
 
-  // Each pod's commands, once its container runs (the restore exec hooks' rules).
-  const itemOperationMs = spec.itemOperationTimeout ? parseDuration(spec.itemOperationTimeout) : undefined;
-  const ctx: PodHooksContext = {
-    run,
-    store: deps.store,
-    cluster: deps.cluster,
-    ...(deps.podExec ? { podExec: deps.podExec } : {}),
-    clock: deps.clock,
-    restoreWaitLimitMs: itemOperationMs && itemOperationMs > 0 ? itemOperationMs : DEFAULT_HOOK_WAIT_LIMIT_MS,
-    maxExecMs: budget.maxExecMs,
-    canStart: budget.canStart,
-    keys: {
-      progress: (ns, name) => work.recipeHookPodProgress(step.index, ns, name),
-      done: (ns, name) => work.recipeHookPodDone(step.index, ns, name),
-    },
-    waitsFromMs: startedMs,
-    ...signal,
+/** The step's result when its wait for pods is over and the hook selects none. */
+function noPodResult(step: HookStepCall): RestoreRecipeHookResult {
+  const { hook } = step;
+  const message = `recipe hook ${hook.name} selects no pod in the restored namespaces`;
+  const fails = hook.onError === 'Fail';
+  return {
+    step: step.input.step.index,
+    hook: hook.name,
+    log: [
+      ...step.state.log,
+      {
+        time: step.deps.clock.now().toISOString(),
+        level: fails ? 'error' : 'warning',
+        msg: message,
+        fields: step.fields,
+      },
+    ],
+    pods: [],
+    errors: fails ? [{ message }] : [],
+    warnings: fails ? [] : [message],
+    stopsWorkflow: fails,
   };
-  const states: PodHooksState[] = [];
-  for (const record of state.pods) {
-    const done = await readJson(
-      deps.store,
-      work.recipeHookPodDone(step.index, record.namespace, record.name),
-    );
-    const progress =
-      done ??
-      (await readJson(deps.store, work.recipeHookPodProgress(step.index, record.namespace, record.name)));
-    const outcome: PodHooksOutcome = progress
-      ? podHooksOutcome.parse(progress)
-      : { namespace: record.namespace, name: record.name, runs: [], stopped: false, log: [] };
-    states.push({ record, outcome, done: done !== undefined });
-  }
+}
+
+/** Each pod's commands, once its container runs (the restore exec hooks' rules). */
+async function runHookInPods(step: HookStepCall): Promise<RestoreRecipeHookProgress> {
+  const { deps, budget } = step;
+  const ctx = podHooksContext(step);
+  const states = await readPodStates(step);
   for (;;) {
     for (const s of states.filter((p) => !p.done)) await advancePodHooks(s, ctx);
     if (
       states.every((s) => s.done) ||
       budget.outOfTime() ||
-      elapsed() + pollIntervalMs > pollMs ||
+      budget.elapsed() + step.pollIntervalMs > step.pollMs ||
       deps.signal?.aborted
     )
       break;
-    await new Promise((resolve) => setTimeout(resolve, pollIntervalMs));
+    await sleep(step.pollIntervalMs);
   }
   if (!states.every((s) => s.done))
     return {
@@ -240,69 +270,72 @@ export async function runRestoreRecipeHook(
       attempted: 0,
       failed: 0,
     };
+  return writeResult(step, settledResult(step, states));
+}
+
+/** The restore exec hooks' machinery, under the step's own keys and its own start. */
+function podHooksContext(step: HookStepCall): PodHooksContext {
+  const { deps, spec, work, budget } = step;
+  const index = step.input.step.index;
+  const itemOperationMs = spec.itemOperationTimeout ? parseDuration(spec.itemOperationTimeout) : undefined;
+  return {
+    run: step.input.run,
+    store: deps.store,
+    cluster: deps.cluster,
+    ...(deps.podExec ? { podExec: deps.podExec } : {}),
+    clock: deps.clock,
+    restoreWaitLimitMs: itemOperationMs && itemOperationMs > 0 ? itemOperationMs : DEFAULT_HOOK_WAIT_LIMIT_MS,
+    maxExecMs: budget.maxExecMs,
+    canStart: budget.canStart,
+    keys: {
+      progress: (ns, name) => work.recipeHookPodProgress(index, ns, name),
+      done: (ns, name) => work.recipeHookPodDone(index, ns, name),
+    },
+    waitsFromMs: step.startedMs,
+    ...step.signal,
+  };
+}
+
+/** Each pod's hooks as earlier invocations left them. */
+async function readPodStates(step: HookStepCall): Promise<PodHooksState[]> {
+  const { store } = step.deps;
+  const index = step.input.step.index;
+  const states: PodHooksState[] = [];
+  for (const record of step.state.pods ?? []) {
+    const done = await readJson(store, step.work.recipeHookPodDone(index, record.namespace, record.name));
+    const progress =
+      done ?? (await readJson(store, step.work.recipeHookPodProgress(index, record.namespace, record.name)));
+    const outcome: PodHooksOutcome = progress
+      ? podHooksOutcome.parse(progress)
+      : { namespace: record.namespace, name: record.name, runs: [], stopped: false, log: [] };
+    states.push({ record, outcome, done: done !== undefined });
+  }
+  return states;
+}
+
+/** The step's result once every pod's hooks settled; it stops the workflow when a Fail hook failed. */
+function settledResult(step: HookStepCall, states: readonly PodHooksState[]): RestoreRecipeHookResult {
+  const { hook } = step;
   const pods = states.map((s) => s.outcome);
   const failed = pods.some((p) => p.runs.some((r) => r.status === 'failed'));
   const stops = failed && hook.onError === 'Fail';
   const end = stops
     ? [
         {
-          time: now().toISOString(),
+          time: step.deps.clock.now().toISOString(),
           level: 'info' as const,
           msg: 'Recipe workflow stops: a hook with onError Fail failed',
-          fields,
+          fields: step.fields,
         },
       ]
     : [];
-  return writeResult({
-    step: step.index,
+  return {
+    step: step.input.step.index,
     hook: hook.name,
-    log: [...state.log, ...end],
+    log: [...step.state.log, ...end],
     pods,
     errors: [],
     warnings: [],
     stopsWorkflow: stops,
-  });
-}
-
-/** Records each command of a pod whose hook container does not exist as failed, not run. */
-async function failUnrun(options: {
-  pod: { namespace: string; name: string };
-  hooks: ReturnType<typeof restoreRecipeExecHooks>;
-  deps: RunRestoreRecipeHookDeps;
-  run: RestoreRecipeHookInput['run'];
-  step: number;
-  signal?: AbortSignal;
-}): Promise<void> {
-  const { pod, hooks, deps, run } = options;
-  const time = deps.clock.now().toISOString();
-  const message = `recipe hook ${hooks.hooks[0]?.hookName ?? ''} in pod ${pod.namespace}/${pod.name} not executed: ${hooks.invalid ?? ''}`;
-  const outcome: PodHooksOutcome = {
-    namespace: pod.namespace,
-    name: pod.name,
-    runs: hooks.hooks.map((h, index) => ({
-      container: hooks.container,
-      index,
-      hookName: h.hookName,
-      source: 'recipe' as const,
-      status: 'failed' as const,
-      failure: { kind: 'notExecuted' as const, message },
-    })),
-    stopped: hooks.hooks[0]?.onError === 'Fail',
-    log: [
-      {
-        time,
-        level: 'error',
-        msg: message,
-        fields: { restore: run.name, resource: 'pods', namespace: pod.namespace, name: pod.name },
-      },
-    ],
   };
-  await deps.store.put(
-    restoreWorkKeys(run).recipeHookPodProgress(options.step, pod.namespace, pod.name),
-    gz(outcome),
-    {
-      contentType: 'application/gzip',
-      ...(options.signal ? { signal: options.signal } : {}),
-    },
-  );
 }
