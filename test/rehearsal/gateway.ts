@@ -33,8 +33,10 @@ export interface ClusterEndpoint {
 }
 
 export interface TaskCallbacks {
-  /** The state machine ARN a task token belongs to, if it is a live one. */
+  /** The state machine ARN a task token belongs to, if it was ever handed out. */
   stateMachineOf(token: string): string | undefined;
+  /** Whether a task still waits for that token (a settled one answers TaskTimedOut, as AWS does). */
+  isWaiting(token: string): boolean;
   settle(options: { operation: string; body: Record<string, unknown> }): void;
 }
 
@@ -48,26 +50,45 @@ export interface GatewayOptions {
   readonly callbacks: TaskCallbacks;
 }
 
+/** A failure the test environment injects into matching calls, after they were authorized. */
+export interface Fault {
+  /** The caller (function, task, …) whose calls fail. */
+  readonly caller: RegExp;
+  readonly operation: string;
+  /** Only requests whose path matches. */
+  readonly path?: RegExp;
+  readonly status: number;
+  readonly code: string;
+}
+
 const JSON_SERVICES = new Set(['sqs', 'kms', 'states']);
 const REST_JSON_SERVICES = new Set(['eks', 'ebs']);
 
-function deny(response: ServerResponse, options: { service: string; message: string }): void {
+/** An error answer in the service's protocol (AccessDenied unless told). */
+function fail(
+  response: ServerResponse,
+  options: { service: string; message: string; status?: number; code?: string },
+): void {
   const { service, message } = options;
+  const code = options.code ?? 'AccessDenied';
+  const type = code === 'AccessDenied' ? 'AccessDeniedException' : code;
   if (JSON_SERVICES.has(service)) {
-    response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
-    response.end(JSON.stringify({ __type: 'AccessDeniedException', message }));
+    response.writeHead(options.status ?? 400, { 'content-type': 'application/x-amz-json-1.0' });
+    response.end(JSON.stringify({ __type: type, message }));
   } else if (REST_JSON_SERVICES.has(service)) {
-    response.writeHead(403, {
+    response.writeHead(options.status ?? 403, {
       'content-type': 'application/json',
-      'x-amzn-errortype': 'AccessDeniedException',
+      'x-amzn-errortype': type,
     });
     response.end(JSON.stringify({ message }));
   } else {
-    response.writeHead(403, { 'content-type': 'text/xml' });
-    const xml = `<Code>AccessDenied</Code><Message>${message.replace(/[<&]/g, ' ')}</Message>`;
+    response.writeHead(options.status ?? 403, { 'content-type': 'text/xml' });
+    const xml = `<Code>${code}</Code><Message>${message.replace(/[<&]/g, ' ')}</Message>`;
     response.end(`<?xml version="1.0" encoding="UTF-8"?><Error>${xml}</Error>`);
   }
 }
+
+const deny = fail;
 
 async function bodyOf(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -78,6 +99,7 @@ async function bodyOf(request: IncomingMessage): Promise<Buffer> {
 export class AwsGateway {
   private server: Server | undefined;
   private attached: GatewayOptions | undefined;
+  private readonly faults = new Set<Fault>();
   /** Requests the rehearsal could not classify: each fails the run. */
   readonly unclassified: string[] = [];
 
@@ -86,6 +108,12 @@ export class AwsGateway {
 
   attach(options: GatewayOptions): void {
     this.attached = options;
+  }
+
+  /** Makes matching calls fail until the returned function is called. */
+  inject(fault: Fault): () => void {
+    this.faults.add(fault);
+    return () => this.faults.delete(fault);
   }
 
   private get options(): GatewayOptions {
@@ -145,6 +173,21 @@ export class AwsGateway {
         caller: holder.caller,
         service: classified.service,
         operation: classified.operation,
+      });
+    const fault =
+      holder &&
+      [...this.faults].find(
+        (f) =>
+          f.caller.test(holder.caller) &&
+          f.operation === classified.operation &&
+          (!f.path || f.path.test(signed.path)),
+      );
+    if (fault)
+      return fail(response, {
+        service: classified.service,
+        message: 'injected by the rehearsal',
+        status: fault.status,
+        code: fault.code,
       });
     if (classified.service === 'eks') return this.describeCluster(signed, response);
     if (classified.service === 'states') return this.taskCallback({ classified, body, response });
@@ -229,7 +272,7 @@ export class AwsGateway {
     const { classified, body, response } = options;
     const parsed = JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>;
     const token = String(parsed.taskToken ?? '');
-    if (!this.options.callbacks.stateMachineOf(token)) {
+    if (!this.options.callbacks.isWaiting(token)) {
       response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
       response.end(JSON.stringify({ __type: 'TaskTimedOut', message: 'Task Timed Out' }));
       return;

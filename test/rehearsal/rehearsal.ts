@@ -26,7 +26,7 @@ import {
   RBAC_MANIFEST,
   TokenWebhook,
 } from './eks.js';
-import { AwsGateway } from './gateway.js';
+import { AwsGateway, type Fault } from './gateway.js';
 import { IamPolicies } from './iam.js';
 import { LambdaService } from './lambda.js';
 import { Meter, type Usage } from './meter.js';
@@ -70,6 +70,10 @@ export interface Rehearsal {
   readonly stepFunctions: StepFunctions;
   /** StartExecution of the stack's state machine whose name ends with `-<workflow>`. */
   start(workflow: 'backup' | 'restore', input: Json): Promise<ExecutionOutcome>;
+  /** Makes matching AWS calls fail (test-environment fault injection); returns its removal. */
+  inject(fault: Fault): () => void;
+  /** See EventSources.redeliverAfter. */
+  redeliverAfter(seconds: number | undefined): Promise<void>;
   report(): RehearsalReport;
   stop(): Promise<void>;
 }
@@ -194,6 +198,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       if (!machine) throw new Error(`rehearsal: the stack has no ${workflow} state machine`);
       return stepFunctions.startExecution({ stateMachine: machine.arn, input });
     },
+    inject: (fault) => gateway.inject(fault),
+    redeliverAfter: (seconds) => sources.redeliverAfter(seconds),
     report: () => ({
       violations: [
         ...iam.violations(),

@@ -22,6 +22,11 @@ export interface Workload {
   readonly pvName: string;
   /** Where the pod's hook writes, on this machine. */
   readonly hookMarker: string;
+  /**
+   * A second claim, on a host-path volume of a storage class no provisioner serves: not
+   * snapshotted, so a restore re-provisions it; the test stands in for the provisioner.
+   */
+  readonly cache: { readonly pvName: string; readonly storageClass: string };
 }
 
 export const ZONE = 'us-east-1a';
@@ -102,7 +107,34 @@ export async function installWorkload(options: {
       ? true
       : undefined,
   );
+  const cache = { pvName: `pv-cache-${suffix}`, storageClass: `standin-${suffix}` };
+  await core.createPersistentVolume({
+    body: {
+      metadata: { name: cache.pvName, labels: { tier: 'cache' } },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Delete',
+        storageClassName: cache.storageClass,
+        claimRef: { namespace, name: 'cache' },
+        hostPath: { path: `/tmp/${cache.pvName}` },
+      },
+    },
+  });
+  await core.createNamespacedPersistentVolumeClaim({
+    namespace,
+    body: {
+      metadata: { name: 'cache' },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: cache.storageClass,
+        volumeName: cache.pvName,
+        resources: { requests: { storage: '1Gi' } },
+      },
+    },
+  });
   return {
+    cache,
     app,
     namespaces: [app.namespaces.shop, app.namespaces.db],
     volumeId,
@@ -167,6 +199,7 @@ export async function deleteWorkload(kc: KubeConfig, workload: Workload): Promis
   for (const name of Object.values(workload.app.namespaces)) await core.deleteNamespace({ name });
   await ext.deleteCustomResourceDefinition({ name: workload.app.crd.name });
   await core.deletePersistentVolume({ name: workload.pvName });
+  await core.deletePersistentVolume({ name: workload.cache.pvName }).catch(() => undefined);
   for (const name of Object.values(workload.app.namespaces))
     await waitFor(`namespace ${name} to be gone`, async () => {
       const left = await core.readNamespace({ name }).then(
@@ -182,4 +215,23 @@ export async function deleteWorkload(kc: KubeConfig, workload: Workload): Promis
       }
       return left ? undefined : true;
     });
+}
+
+/** The provisioner of the cache claim's class: a fresh volume the re-provisioned claim binds to. */
+export async function provisionCache(kc: KubeConfig, workload: Workload): Promise<string> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const name = `${workload.cache.pvName}-new`;
+  await core.createPersistentVolume({
+    body: {
+      metadata: { name },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        storageClassName: workload.cache.storageClass,
+        hostPath: { path: `/tmp/${name}` },
+      },
+    },
+  });
+  return name;
 }

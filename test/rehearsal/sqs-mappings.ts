@@ -66,6 +66,8 @@ function recordOf(message: Message, mapping: EventSourceMapping, region: string)
 class Poller {
   private stopped = false;
   private loop: Promise<void> | undefined;
+  /** The receive in flight, if any: it carries the visibility timeout it was started with. */
+  receiving: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly mapping: EventSourceMapping,
@@ -74,6 +76,8 @@ class Poller {
       lambda: LambdaService;
       region: string;
       onError: (e: Error) => void;
+      /** A shorter visibility timeout than the queue's, when a test speeds redelivery up. */
+      visibility: () => number | undefined;
     },
   ) {}
 
@@ -98,15 +102,18 @@ class Poller {
   }
 
   private async receive(): Promise<Message[]> {
-    const { Messages } = await this.options.sqs.send(
+    const received = this.options.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: this.mapping.queueUrl,
         MaxNumberOfMessages: Math.min(10, this.mapping.batchSize),
         WaitTimeSeconds: 1,
+        ...(this.options.visibility() !== undefined ? { VisibilityTimeout: this.options.visibility() } : {}),
         MessageSystemAttributeNames: ['All'],
         MessageAttributeNames: ['All'],
       }),
     );
+    this.receiving = received.catch(() => undefined);
+    const { Messages } = await received;
     return Messages ?? [];
   }
 
@@ -137,6 +144,16 @@ class Poller {
   }
 }
 
+export interface EventSources {
+  stop(): Promise<void>;
+  /**
+   * Time compression for tests of redelivery: a message not deleted comes back after `seconds`
+   * instead of the queue's visibility timeout (16 minutes for the ItemBlock queue); undefined
+   * restores the queue's own.
+   */
+  redeliverAfter(seconds: number | undefined): Promise<void>;
+}
+
 /** Starts every mapping's pollers (a few per mapping, as Lambda scales them). */
 export async function startEventSources(options: {
   deployment: Deployment;
@@ -144,9 +161,10 @@ export async function startEventSources(options: {
   gateway: string;
   pollersPerMapping?: number;
   onError: (error: Error) => void;
-}): Promise<{ stop(): Promise<void> }> {
+}): Promise<EventSources> {
   const { deployment, lambda } = options;
   const pollers: Poller[] = [];
+  let visibilitySeconds: number | undefined;
   for (const mapping of mappingsOf(deployment)) {
     const fn = lambda.functionNamed(mapping.functionName);
     // Lambda polls with the function's execution role.
@@ -165,10 +183,18 @@ export async function startEventSources(options: {
         lambda,
         region: deployment.target.region,
         onError: options.onError,
+        visibility: () => visibilitySeconds,
       });
       poller.start();
       pollers.push(poller);
     }
   }
-  return { stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))) };
+  return {
+    stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))),
+    redeliverAfter: async (seconds) => {
+      visibilitySeconds = seconds;
+      // A receive already waiting would still hide what it gets for the queue's own timeout.
+      await Promise.all(pollers.map((p) => p.receiving));
+    },
+  };
 }

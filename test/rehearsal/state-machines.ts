@@ -77,6 +77,8 @@ export class StepFunctions implements TaskCallbacks {
     string,
     { machine: string; settle: (output: Json, error?: Error) => void }
   >();
+  /** Every task token handed out, by the state machine it belongs to (settled ones too). */
+  private readonly issued = new Map<string, string>();
 
   constructor(
     private readonly options: {
@@ -93,7 +95,11 @@ export class StepFunctions implements TaskCallbacks {
   }
 
   stateMachineOf(token: string): string | undefined {
-    return this.waiting.get(token)?.machine;
+    return this.issued.get(token);
+  }
+
+  isWaiting(token: string): boolean {
+    return this.waiting.has(token);
   }
 
   settle(options: { operation: string; body: Record<string, unknown> }): void {
@@ -135,6 +141,7 @@ export class StepFunctions implements TaskCallbacks {
   }
 
   private waitForToken(machine: DeployedStateMachine, token: string): Promise<Json> {
+    this.issued.set(token, machine.arn);
     return new Promise((done, fail) => {
       this.waiting.set(token, {
         machine: machine.arn,
