@@ -34,7 +34,7 @@ async function main(): Promise<number> {
 
     const name = `demo-${suffix}`;
     const cli = (args: string[]) =>
-      spawnSync(process.execPath, ['cli/bin/lifeboat.mjs', ...args], { stdio: 'inherit' }).status ?? 1;
+      spawnSync(process.execPath, ['cli/bin/lifeboat-tsx.mjs', ...args], { stdio: 'inherit' }).status ?? 1;
     say(
       `lifeboat backup create ${name} --include-namespaces ${namespaces.join(',')} --local --dir ./lifeboat-demo`,
     );
