@@ -38,7 +38,7 @@ async function contexts(args: readonly string[]): Promise<string[]> {
     join(homedir(), '.kube', 'config');
   const text = await readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined) return [];
-  const { parse } = await import('yaml');
+  const { parse } = await import('./yaml.js');
   const config = parse(text) as { contexts?: { name?: unknown }[] } | null;
   return (config?.contexts ?? []).map((c) => c.name).filter((n): n is string => typeof n === 'string');
 }

@@ -24,6 +24,6 @@ export async function printDocument(options: {
     options.io.out.write(`${JSON.stringify(options.document, null, 2)}\n`);
     return;
   }
-  const { stringify } = await import('yaml');
+  const { stringify } = await import('./yaml.js');
   options.io.out.write(stringify(options.document));
 }
