@@ -62,10 +62,11 @@ export function run(options: {
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
     });
+    const timeoutMs = options.timeoutMs ?? 120_000;
     const timer = setTimeout(() => {
-      stderr += `\n[test] killed after ${options.timeoutMs} ms`;
+      stderr += `\n[test] killed after ${timeoutMs} ms`;
       child.kill('SIGKILL');
-    }, options.timeoutMs ?? 120_000);
+    }, timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
