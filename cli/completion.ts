@@ -1,9 +1,10 @@
 /**
- * Shell completion, as kubectl and velero offer it: the script `lifeboat completion bash|zsh`
- * prints (completion-script.ts) asks `lifeboat __complete WORD…` for the candidates of the word being typed (the
- * verb table's commands and flags, a flag's values, the backups and restores of the directory
- * `--dir` names, the kubeconfig's contexts), or for the shell's own file or directory completion
- * (a first line `:files` or `:dirs`). Reads directory listings and a kubeconfig; writes nothing.
+ * Shell completion, as kubectl and velero offer it: the script of `lifeboat completion bash|zsh`
+ * (completion-script.ts) asks `lifeboat __complete WORD…` for the candidates of the word being
+ * typed (the verb table's commands and flags, a flag's values, the backups and restores of the
+ * directory `--dir` names, the kubeconfig's contexts), or for the shell's own file or directory
+ * completion (a first line `:files` or `:dirs`). Reads directory listings and a kubeconfig, never
+ * a backup's content; writes nothing.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';

@@ -83,8 +83,8 @@ async function main(): Promise<number> {
       cluster.kubeconfig,
     ]);
     if (restored !== 0) return restored;
-    say(`lifeboat restore describe ${restoreName} --local --dir ./lifeboat-demo`);
-    cli(['restore', 'describe', restoreName, '--local', '--dir', './lifeboat-demo']);
+    say(`lifeboat restore describe ${restoreName} --local --dir ./lifeboat-demo --details`);
+    cli(['restore', 'describe', restoreName, '--local', '--dir', './lifeboat-demo', '--details']);
     const back = (await core.listNamespacedConfigMap({ namespace: app.namespaces.shop })).items.map(
       (c) => c.metadata?.name,
     );
