@@ -191,6 +191,8 @@ describe('the lifeboat package, packed and installed', () => {
       );
       expect(backedUp.stderr).not.toContain('not in worker threads');
       const log = gunzipSync(await readFile(join(dir, backupKeys('pkg').logs))).toString('utf8');
+      // Written by the hook runner's process (functions/hook-runner), started from the package.
+      expect(log).toContain('Long hook run of an ItemBlock started');
       expect(log).toContain('frozen-by-the-packaged-hook-runner');
       const volumes = gunzipSync(await readFile(join(dir, backupKeys('pkg').volumeInfo))).toString('utf8');
       expect(JSON.parse(volumes)).toMatchObject([{ backupMethod: 'PodVolumeBackup', result: 'succeeded' }]);
