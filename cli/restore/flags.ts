@@ -28,8 +28,16 @@ export const restoreCreateFlags = {
     value: '"a=b or c=d"',
     help: 'restore items matching any of these label selectors',
   },
-  'namespace-mappings': list('restore namespace a into b: a:b,c:d'),
-  'include-items': list('Lifeboat: restore only these items: resource/namespace/name or resource/name'),
+  'namespace-mappings': {
+    type: 'string',
+    value: 'a:b,c:d',
+    help: 'restore the items of namespace a into namespace b (and c into d)',
+  },
+  'include-items': {
+    type: 'string',
+    value: 'resource/ns/name,…',
+    help: 'Lifeboat: restore only these items (resource/name for cluster-scoped ones)',
+  },
   'existing-resource-policy': {
     type: 'string',
     value: 'none|update',
