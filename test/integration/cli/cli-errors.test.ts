@@ -5,11 +5,11 @@
  * generous (the machine is shared), it is there to catch minute-long retries, which these cases
  * used to take (90 s without a kubeconfig, 3.5 minutes against a server that is down).
  */
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
 import { builtLifeboat, closedPort, commandEnv, type Ran, run } from './support.js';
@@ -19,6 +19,9 @@ const BOUND_MS = 30_000;
 
 interface Context {
   readonly bin: string;
+  /** The build's folder and this file's own, removed afterwards. */
+  readonly build: string;
+  readonly root: string;
   /** A backup directory holding backup `bk` of namespace `ns`. */
   readonly dir: string;
   readonly missingDir: string;
@@ -266,7 +269,7 @@ const CASES: readonly Case[] = [
 ];
 
 async function fixtures(): Promise<Context> {
-  const { bin } = await builtLifeboat();
+  const { bin, dir: build } = await builtLifeboat();
   const root = await mkdtemp(join(tmpdir(), 'lifeboat-cli-errors-'));
   const dir = join(root, 'backups');
   await mkdir(dir);
@@ -293,6 +296,8 @@ async function fixtures(): Promise<Context> {
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name }, data: { k: name } } });
   return {
     bin,
+    build,
+    root,
     dir,
     missingDir: join(root, 'no-such-dir'),
     kubeconfig: cluster.kubeconfig,
@@ -321,6 +326,14 @@ describe('lifeboat, given the mistakes people make most', () => {
       ],
     });
     expect(backedUp.stdout, backedUp.stderr).toMatch(/^Backup "bk": Completed/);
+  });
+
+  afterAll(async () => {
+    for (const folder of [dirname(context.build), context.root])
+      await rm(folder, { recursive: true, force: true });
+    const core = kubeConfigFor(testEnv().clusters.source).makeApiClient(CoreV1Api);
+    for (const name of [context.ns, `${context.ns}-copy`])
+      await core.deleteNamespace({ name }).catch(() => undefined);
   });
 
   it.each(CASES)('$title', async (c) => {

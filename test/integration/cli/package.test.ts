@@ -9,14 +9,14 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { Metafile } from 'esbuild';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPackage } from '../../../cli/build.js';
 import { backupKeys } from '../../../shared/domain/storage/keys.js';
 import { runningPod } from '../backup/hook-pods.js';
@@ -75,6 +75,10 @@ describe('the lifeboat package, packed and installed', () => {
     bin = join(prefix, 'bin', 'lifeboat');
     installed = join(prefix, 'lib', 'node_modules', 'lifeboat');
   }, 180_000);
+
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
 
   it('lists no dependencies and holds the program, its thread and child entries, and the state machines', async () => {
     const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as Record<
