@@ -99,12 +99,19 @@ describe('the lifeboat package, packed and installed', () => {
       expect(existsSync(join(installed, file)), file).toBe(true);
   });
 
-  it('loads for --help only the command table, and for backup get none of the heavy clients', () => {
+  it('loads for --help only the command table, and for backup get and the describes none of the heavy clients', () => {
     const help = staticClosure(metafile, 'cli/bin/lifeboat.ts');
     expect(inputsOf(metafile, help).filter((i) => i.includes('node_modules/'))).toEqual([]);
     expect(help.reduce((n, o) => n + (metafile.outputs[o]?.bytes ?? 0), 0)).toBeLessThan(64 * 1024);
-    const get = staticClosure(metafile, 'cli/backup/get.ts');
-    expect(inputsOf(metafile, get).filter((i) => HEAVY.test(i))).toEqual([]);
+    for (const verb of ['get', 'describe', 'delete']
+      .map((v) => `cli/backup/${v}.ts`)
+      .concat('cli/restore/describe.ts')) {
+      const loaded = staticClosure(metafile, verb);
+      expect(
+        inputsOf(metafile, loaded).filter((i) => HEAVY.test(i)),
+        verb,
+      ).toEqual([]);
+    }
     // The verbs that need them do load them: the check above can fail.
     const create = staticClosure(metafile, 'cli/backup/create.ts');
     expect(inputsOf(metafile, create).some((i) => HEAVY.test(i))).toBe(true);
