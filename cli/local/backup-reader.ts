@@ -15,7 +15,8 @@ export interface StoredBackup {
   readonly itemOperations?: BackupOperation[];
 }
 
-async function gzJson<T>(store: ObjectStore, key: string): Promise<T | undefined> {
+/** A gzipped JSON object of the store, or undefined when there is none. */
+export async function readGzipJson<T>(store: ObjectStore, key: string): Promise<T | undefined> {
   const body = await store.get(key);
   return body ? (JSON.parse(gunzipSync(body).toString('utf8')) as T) : undefined;
 }
@@ -25,10 +26,10 @@ export async function readBackup(store: ObjectStore, name: string): Promise<Stor
   const raw = await store.get(keys.metadata);
   if (!raw) return undefined;
   const document = JSON.parse(Buffer.from(raw).toString('utf8')) as BackupDocument;
-  const resourceList = await gzJson<Record<string, string[]>>(store, keys.resourceList);
-  const results = await gzJson<Results>(store, keys.results);
-  const volumeInfos = await gzJson<BackupVolumeInfo[]>(store, keys.volumeInfo);
-  const itemOperations = await gzJson<BackupOperation[]>(store, keys.itemOperations);
+  const resourceList = await readGzipJson<Record<string, string[]>>(store, keys.resourceList);
+  const results = await readGzipJson<Results>(store, keys.results);
+  const volumeInfos = await readGzipJson<BackupVolumeInfo[]>(store, keys.volumeInfo);
+  const itemOperations = await readGzipJson<BackupOperation[]>(store, keys.itemOperations);
   return {
     document,
     ...(resourceList ? { resourceList } : {}),

@@ -1,7 +1,8 @@
 /**
  * Claiming a backup or restore name for one run: a create-if-absent write, so two runs can never
  * use the same name. A retried step of the same run finds its own claim and goes on, with the
- * start time the first attempt recorded.
+ * start time the first attempt recorded. A dry run asks `nameTaken` instead: the same answer for
+ * a new run, and nothing written.
  */
 import { AlreadyExists } from '../../shared/domain/errors.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -28,4 +29,9 @@ export async function claimName(options: {
   };
   if (existing.runId !== options.runId) return { taken: true };
   return { taken: false, startedAt: existing.startedAt ? new Date(existing.startedAt) : options.startedAt };
+}
+
+/** Whether a new run would find the name taken, as `claimName` would, writing nothing. */
+export async function nameTaken(options: { store: ObjectStore; key: string }): Promise<boolean> {
+  return options.store.exists(options.key);
 }

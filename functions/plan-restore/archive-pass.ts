@@ -12,6 +12,7 @@ import { backupKeys } from '../../shared/domain/storage/keys.js';
 import { itemKey } from './plan-recipe.js';
 import { CRDS, type Planning } from './planning.js';
 import { selects } from './selection.js';
+import { noteBackedUp } from './unmatched.js';
 
 export async function readArchiveItems(planning: Planning): Promise<void> {
   const { run } = planning;
@@ -23,6 +24,7 @@ export async function readArchiveItems(planning: Planning): Promise<void> {
 async function takeEntry(planning: Planning, entry: ArchiveItem): Promise<void> {
   // Velero reads the plain path; the version folders are copies.
   if (entry.version) return;
+  noteBackedUp(planning, entry);
   const { found } = planning;
   const gr = entry.groupResource;
   if (!restorable(gr) || skipReason(gr, entry.object) !== undefined) {

@@ -47,6 +47,9 @@ export interface ArchiveFindings {
   readonly volumeSteps: Map<string, number>;
   skipped: number;
   notInRecipe: number;
+  /** What the backup holds, for the request's parts that match nothing (unmatched.ts). */
+  readonly backupNamespaces: Set<string>;
+  readonly backedUpItems: Set<string>;
 }
 
 export interface Planning {
@@ -118,6 +121,8 @@ export async function startPlanning(options: {
       volumeSteps: new Map(),
       skipped: 0,
       notInRecipe: 0,
+      backupNamespaces: new Set(),
+      backedUpItems: new Set(),
     },
   };
 }

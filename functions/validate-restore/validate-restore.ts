@@ -4,8 +4,8 @@
  * ConfigMap read from the target cluster), checks the restore hooks (init containers as Velero
  * requires them, exec hooks that could run), resolves the recipe (inline, or a ConfigMap of the
  * target cluster, problems by field path), checks that a key for volumes the data mover restores
- * is a key ARN (moved-volume-key.ts), refuses a restore name already used, and claims the name for
- * this run. Invalid input is an outcome, not an exception.
+ * is a key ARN (moved-volume-key.ts), refuses a restore name already used (a dry run too), and
+ * claims the name for this run. Invalid input is an outcome, not an exception.
  */
 
 import { rejectedRequest, type ValidationResult } from '../../shared/contracts/kubernetes.js';
@@ -21,7 +21,7 @@ import type { BackupDocument } from '../../shared/domain/storage/backup-document
 import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { claimName } from '../common/name-claim.js';
+import { claimName, nameTaken } from '../common/name-claim.js';
 import { type ResolvedRecipe, resolveRecipeReference } from '../common/recipe-reference.js';
 import { movedVolumeKeyProblems } from './moved-volume-key.js';
 import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
@@ -172,20 +172,14 @@ async function startRun(options: {
     startedAt: startedAt.toISOString(),
     dryRun: request.restore.spec.dryRun === true,
   };
-  // A dry run writes nothing: no claim, no working data beyond the request.
-  if (!run.dryRun) {
-    const claim = await claimName({
-      store: deps.store,
-      key: restoreKeys(name).claim,
-      runId: options.runId,
-      startedAt,
-    });
-    if (claim.taken) {
-      return rejected([
-        { path: 'restore.metadata.name', message: `a restore named "${name}" already exists` },
-      ]);
-    }
-  }
+  // A dry run writes nothing (no claim, no working data beyond the request), but is refused a
+  // name a real run would be refused.
+  const key = restoreKeys(name).claim;
+  const taken = run.dryRun
+    ? await nameTaken({ store: deps.store, key })
+    : (await claimName({ store: deps.store, key, runId: options.runId, startedAt })).taken;
+  if (taken)
+    return rejected([{ path: 'restore.metadata.name', message: `a restore named "${name}" already exists` }]);
   await writeWorkingData({ store: deps.store, run, request, checks: options.checks });
   return { valid: true, run };
 }

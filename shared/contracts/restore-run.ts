@@ -211,6 +211,8 @@ export const restorePlan = z.strictObject({
       notInRecipe: z.number().int().nonnegative(),
     })
     .optional(),
+  /** Parts of the request that restore nothing (a namespace mapping, an includeItems entry). */
+  warnings: z.array(z.string()).optional(),
   /** Dry runs only: what would happen to each item, in order. */
   preview: z
     .array(
