@@ -20,6 +20,7 @@ import {
   deleteWorkload,
   hookRan,
   installWorkload,
+  longHookRan,
   provisionCache,
   type Workload,
   ZONE,
@@ -50,7 +51,7 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     await rehearsal?.stop();
   });
 
-  it('backs up the sample application to Completed, running its hook and snapshotting its EBS volume', {
+  it('backs up the sample application to Completed, running its hooks (one in the Fargate hook runner) and snapshotting its EBS volume', {
     timeout: LONG,
   }, async () => {
     const outcome = await rehearsal.start('backup', {
@@ -69,6 +70,9 @@ describe('the deployment rehearsal of a backup and a restore', () => {
       output: { name: backupName, phase: 'Completed', errors: 0 },
     });
     expect(hookRan(workload)).toBe(true);
+    // The Fargate hook runner, from the image recipe, with its own role and access entry.
+    expect(longHookRan(workload)).toBe(true);
+    expect(rehearsal.report().usage.fargate.tasks).toBeGreaterThan(0);
     const env = testEnv();
     const ec2 = new EC2Client({
       endpoint: env.aws.endpoint,
