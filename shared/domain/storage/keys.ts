@@ -187,3 +187,23 @@ export const WORK_PREFIX = `${LIFEBOAT}/work/`;
 
 /** Velero's valid top-level folders of a backup storage location. */
 export const VELERO_TOP_LEVEL = ['backups', 'restores', 'kopia', 'restic', 'metadata', 'plugins'] as const;
+
+/**
+ * The key prefix of each kind of object a storage location holds, below the location's prefix:
+ * what IAM grants are scoped by (infra), so a role may write or delete only its own kind.
+ */
+export const STORAGE_PREFIXES = {
+  /** Velero's backups: written by FinalizeBackup and RecordBackupFailure, deleted only by a deletion. */
+  backups: 'backups/',
+  /** Velero's restore files: written by FinalizeRestore. */
+  restores: 'restores/',
+  backupClaims: `${LIFEBOAT}/claims/backups/`,
+  restoreClaims: `${LIFEBOAT}/claims/restores/`,
+  /** Lifeboat's records of restores (restoreKeys.status). */
+  restoreRecords: `${LIFEBOAT}/restores/`,
+  deletions: `${LIFEBOAT}/deletions/`,
+  backupWork: `${LIFEBOAT}/work/backups/`,
+  restoreWork: `${LIFEBOAT}/work/restores/`,
+  dataMoverWork: `${LIFEBOAT}/work/data-mover/`,
+  repository: `${LIFEBOAT}/repository/`,
+} as const;
