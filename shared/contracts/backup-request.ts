@@ -15,7 +15,6 @@ import {
   dnsSubdomain,
   duration,
   execHookBase,
-  fieldPath,
   hookSelector,
   labelSelector,
   labels,
@@ -66,7 +65,7 @@ export const backupSpec = z.strictObject({
   volumeSnapshotLocations: z.array(dnsSubdomain).optional(),
   defaultVolumesToRestic: z.boolean().nullable().optional(),
   defaultVolumesToFsBackup: z.boolean().nullable().optional(),
-  orderedResources: z.record(orderedResourceName, z.string()).nullable().optional(),
+  orderedResources: z.record(orderedResourceName, checkedString(orderedNamesProblem)).nullable().optional(),
   csiSnapshotTimeout: timeout.optional(),
   itemOperationTimeout: timeout.optional(),
   /**
@@ -142,10 +141,6 @@ function crossFieldProblems(spec: BackupSpec): FieldProblem[] {
     if ((spec.excludedNamespaces ?? []).includes(ns)) {
       problems.push({ path: `backup.spec.includedNamespaces[${i}]`, message: `"${ns}" is also excluded` });
     }
-  }
-  for (const [resource, list] of Object.entries(spec.orderedResources ?? {})) {
-    const message = orderedNamesProblem(list);
-    if (message) problems.push({ path: fieldPath('backup.spec.orderedResources', [resource]), message });
   }
   problems.push(...resourcePolicyProblems(spec));
   problems.push(...recipeProblems(spec));

@@ -140,7 +140,7 @@ export const resourcePolicySchema = z.strictObject(
       error: (issue) =>
         issue.input === undefined
           ? 'is required'
-          : `incompatible version number ${String(issue.input)} with supported version v1`,
+          : `incompatible version number ${typeof issue.input === 'string' ? issue.input.slice(0, 40) : `(a ${issue.input === null ? 'null' : typeof issue.input})`} with supported version v1`,
     }),
     volumePolicies: z.array(volumePolicy).nullish(),
     includeExcludePolicy: includeExcludePolicy.nullish(),
