@@ -179,6 +179,12 @@ describe('restoring an archive with duplicate entries', () => {
   });
 });
 
+/** `mib` MiB of spaces (JSON whitespace) as 1 MiB gzip members: about a thousandth of the size. */
+function spacesBomb(mib: number): Buffer {
+  const member = gzipSync(Buffer.alloc(MiB, 0x20), { level: 9 });
+  return Buffer.concat([gzipSync('['), ...Array.from({ length: mib }, () => member), gzipSync(']')]);
+}
+
 /** A ustar header of a regular file: its name and size, nothing else set. */
 function ustarHeader(name: string, size: number): Buffer {
   const header = Buffer.alloc(512);
@@ -226,10 +232,35 @@ async function lowRatioArchive(options: { ns: string; entries: number; entryMiB:
   return Buffer.concat(members);
 }
 
-describe('restoring archives that inflate to gigabytes', () => {
+describe('restoring backups whose files inflate to gigabytes', () => {
   let kc: KubeConfig;
   beforeAll(() => {
     kc = kubeConfigFor(testEnv().clusters.source);
+  });
+
+  it('refuses a 3 MB volume info that inflates to 3 GB, naming the file, and creates nothing', async () => {
+    // Prepare
+    const store = await tempStore();
+    const ns = uniqueName('bomb');
+    await putVeleroBackup(store, 'bombed', [
+      { name: 'metadata/version', body: '1.1.0\n' },
+      namespaceEntry(ns),
+      { name: `resources/configmaps/namespaces/${ns}/a.json`, body: configMap({ name: 'a', namespace: ns }) },
+    ]);
+    const bomb = spacesBomb(3 * 1024);
+    expect(bomb.length).toBeLessThan(4 * MiB);
+    await store.put(backupKeys('bombed').volumeInfo, bomb);
+
+    // Act
+    const outcome = await restoreLocally({ kc, store, spec: { backupName: 'bombed' } });
+
+    // Assess
+    expect(outcome).toMatchObject({ ok: false, error: 'RestoreFailed' });
+    expect(outcome.ok ? '' : outcome.cause).toContain(
+      'the volume info of backup "bombed" (backups/bombed/bombed-volumeinfo.json.gz) is refused: more than 33554432 bytes once decompressed',
+    );
+    const namespaces = (await kc.makeApiClient(CoreV1Api).listNamespace()).items.map((n) => n.metadata?.name);
+    expect(namespaces).not.toContain(ns);
   });
 
   it('refuses an archive with gigabytes of entries outside resources/ at the first one past the limit', async () => {
@@ -252,5 +283,48 @@ describe('restoring archives that inflate to gigabytes', () => {
     );
     const namespaces = (await kc.makeApiClient(CoreV1Api).listNamespace()).items.map((n) => n.metadata?.name);
     expect(namespaces).not.toContain(ns);
+  });
+});
+
+describe('restoring a backup whose velero-backup.json is not a Backup', () => {
+  let kc: KubeConfig;
+  beforeAll(() => {
+    kc = kubeConfigFor(testEnv().clusters.source);
+  });
+  const completed = veleroBackupDocument('broken');
+
+  it.each([
+    ['text that is not JSON', 'not json {', 'is not JSON'],
+    [
+      'status: null',
+      JSON.stringify({ ...completed, status: null }),
+      "status: must be an object: the backup's status, with its phase",
+    ],
+    [
+      'a status without phase',
+      JSON.stringify({ ...completed, status: { expiration: '2026-02-01T00:00:00Z' } }),
+      'status.phase: is missing: a backup says its phase',
+    ],
+  ])('ends FailedValidation for %s, naming the backup and the file', async (_, text, reason) => {
+    // Prepare
+    const store = await tempStore();
+    const ns = uniqueName('broken');
+    await putVeleroBackup(store, 'broken', [
+      { name: 'metadata/version', body: '1.1.0\n' },
+      namespaceEntry(ns),
+    ]);
+    await store.put(backupKeys('broken').metadata, text);
+
+    // Act
+    const outcome = await restoreLocally({ kc, store, spec: { backupName: 'broken' } });
+
+    // Assess
+    expect(outcome).toMatchObject({ ok: false, error: 'FailedValidation' });
+    const cause = outcome.ok ? '' : outcome.cause;
+    expect(cause).toContain(
+      'restore.spec.backupName: backup "broken" cannot be restored: the velero-backup.json of backup "broken" (backups/broken/velero-backup.json)',
+    );
+    expect(cause).toContain(reason);
+    expect(cause).not.toMatch(/SyntaxError|TypeError|reading 'phase'|is undefined/);
   });
 });
