@@ -157,14 +157,12 @@ const hostilities: fc.Arbitrary<Hostility> = fc.oneof(
     kind: 'a gzip stream cut short',
     bytes: (tar, at) => gzipSync(tar).subarray(0, 10 + (at % 200)),
   }),
-  fc
-    .uint8Array({ minLength: 1, maxLength: 2048 })
-    .map(
-      (junk): Hostility => ({
-        kind: 'bytes that are no gzip',
-        bytes: () => Buffer.concat([Buffer.from('not gzip'), junk]),
-      }),
-    ),
+  fc.uint8Array({ minLength: 1, maxLength: 2048 }).map(
+    (junk): Hostility => ({
+      kind: 'bytes that are no gzip',
+      bytes: () => Buffer.concat([Buffer.from('not gzip'), junk]),
+    }),
+  ),
 );
 
 async function read(body: Buffer, limits: Partial<ArchiveLimits> = {}) {
