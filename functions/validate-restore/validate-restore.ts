@@ -8,6 +8,7 @@
  * claims the name for this run. Invalid input is an outcome, not an exception.
  */
 
+import { readBackupDocument } from '../../shared/adapters/stored-file-reader.js';
 import { rejectedRequest, type ValidationResult } from '../../shared/contracts/kubernetes.js';
 import {
   type RestoreRequest,
@@ -15,10 +16,10 @@ import {
   validateRestoreRequest,
 } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun, RestoreValidation } from '../../shared/contracts/restore-run.js';
-import type { FieldProblem } from '../../shared/domain/errors.js';
+import { type FieldProblem, StoredFileUnreadable } from '../../shared/domain/errors.js';
 import type { ResourceModifiers } from '../../shared/domain/restore/resource-modifiers.js';
 import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
-import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName, nameTaken } from '../common/name-claim.js';
@@ -37,17 +38,20 @@ export interface ValidateRestoreDeps {
 
 const rejected = rejectedRequest;
 
-async function document(store: ObjectStore, key: string): Promise<BackupDocument | undefined> {
-  const raw = await store.get(key);
-  return raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as BackupDocument) : undefined;
-}
-
-/** Velero: a schedule's latest Completed backup, by the `velero.io/schedule-name` label. */
+/**
+ * Velero: a schedule's latest Completed backup, by the `velero.io/schedule-name` label. A backup
+ * whose `velero-backup.json` cannot be read is not one of them (it is refused by name when asked).
+ */
 async function latestOfSchedule(store: ObjectStore, schedule: string): Promise<string | undefined> {
-  const keys = (await store.list('backups/')).filter((k) => k.endsWith('/velero-backup.json'));
+  const names = (await store.list('backups/'))
+    .filter((k) => k.endsWith('/velero-backup.json'))
+    .map((k) => k.slice('backups/'.length, -'/velero-backup.json'.length));
   let latest: BackupDocument | undefined;
-  for (const key of keys) {
-    const doc = await document(store, key);
+  for (const name of names) {
+    const doc = await readBackupDocument(store, name).catch((error: unknown) => {
+      if (error instanceof StoredFileUnreadable) return undefined;
+      throw error;
+    });
     if (doc?.metadata.labels?.['velero.io/schedule-name'] !== schedule || doc.status.phase !== 'Completed')
       continue;
     if (!latest || doc.status.startTimestamp > latest.status.startTimestamp) latest = doc;
@@ -122,8 +126,16 @@ async function backupProblems(options: {
   signal?: AbortSignal;
 }): Promise<FieldProblem[]> {
   const { store, backupName } = options;
-  const backup = await document(store, backupKeys(backupName).metadata);
-  if (!backup) return [{ path: 'restore.spec.backupName', message: `backup "${backupName}" not found` }];
+  const where = 'restore.spec.backupName';
+  let backup: BackupDocument | undefined;
+  try {
+    backup = await readBackupDocument(store, backupName, options.signal ? { signal: options.signal } : {});
+  } catch (error) {
+    if (error instanceof StoredFileUnreadable)
+      return [{ path: where, message: `backup "${backupName}" cannot be restored: ${error.message}` }];
+    throw error;
+  }
+  if (!backup) return [{ path: where, message: `backup "${backupName}" not found` }];
   if (backup.status.phase !== 'Completed' && backup.status.phase !== 'PartiallyFailed') {
     return [
       {
