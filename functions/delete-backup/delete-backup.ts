@@ -13,10 +13,16 @@
  */
 import { z } from 'zod';
 import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
-import { BackupInProgress, LifeboatError, StoredFileUnreadable } from '../../shared/domain/errors.js';
+import {
+  BackupInProgress,
+  BackupRetained,
+  LifeboatError,
+  StoredFileUnreadable,
+} from '../../shared/domain/errors.js';
 import { backupKeys, repositoryKeyId, repositoryKeys } from '../../shared/domain/storage/keys.js';
 import { backupFile, type StoredFile } from '../../shared/domain/storage/stored-files.js';
 import { manifestIdsOfBackup } from '../../shared/domain/volumes/data-movement.js';
+import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { GcReport } from '../../shared/ports/repository.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
@@ -27,6 +33,8 @@ export interface DeleteBackupDeps {
   readonly snapshotter?: Snapshotter;
   /** The repository's garbage collection (the data mover's gc job); unset, none runs. */
   readonly collectGarbage?: () => Promise<GcReport>;
+  /** What time it is (Object Lock retention ends); the system clock when unset. */
+  readonly clock?: Clock;
   readonly signal?: AbortSignal;
 }
 
@@ -230,6 +238,10 @@ export async function deleteBackup(
   if (objects.length === 0 && !claimed) return { name, found: false, deleted: false, ...empty };
   // Nothing is deleted under a running backup: it would write its files back, or name deleted data.
   if (await stillRunning(store, name, claimed, signal)) throw new BackupInProgress(name);
+  // Object Lock: nothing is deleted (not even a marker hiding it) before the backup's retention ends.
+  const retention = await store.retentionOf?.(keys.metadata, withSignal);
+  if (retention && retention.until.getTime() > (deps.clock?.now() ?? new Date()).getTime())
+    throw new BackupRetained({ name, ...retention });
   await markDeletionStarted(deletion);
 
   const { snapshots, manifests } = await namedData(store, name, signal);

@@ -7,13 +7,17 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import pLimit from 'p-limit';
+import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import { storedRestoreRecord, storedRestoreResourceList } from '../../shared/contracts/restore-files.js';
 import type { ItemOutcome, RestoreRun } from '../../shared/contracts/restore-run.js';
 import { rfc3339 } from '../../shared/domain/storage/backup-document.js';
 import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import { formatLogLine, type LogEvent } from '../../shared/domain/storage/log.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
+import { restoreFile } from '../../shared/domain/storage/stored-files.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { removeWorkData } from '../common/work-data.js';
 import { putOnce } from '../common/write-once.js';
 import type { PhaseOutcome } from '../restore-phase/restore-phase.js';
 import { restoreVolumeResults } from '../restore-volumes/volume-results.js';
@@ -39,6 +43,12 @@ export async function finalizeRestore(
   deps: { store: ObjectStore; clock: Clock },
 ): Promise<FinalizedRestore> {
   const { run } = input;
+  // The record is written last: a retry after it only finishes the working data's removal.
+  const earlier = await earlierOutcome(deps.store, run);
+  if (earlier) {
+    await removeWorkData({ store: deps.store, dir: restoreWorkKeys(run).dir });
+    return earlier;
+  }
   // The volume steps' log lines and results, and the restore's volume info.
   const volumes = await restoreVolumeResults({ store: deps.store, run });
   const planned = await planWarnings({ store: deps.store, run });
@@ -78,7 +88,39 @@ export async function finalizeRestore(
     hookStatus: hooks.hookStatus,
   });
   await putOnce(deps.store, restoreKeys(run.name).status, JSON.stringify(status, null, 2), JSON_OBJECT);
+  await removeWorkData({ store: deps.store, dir: restoreWorkKeys(run).dir });
   return { name: run.name, phase, items, ...totals, errors, warnings, ...hooks.hookStatus };
+}
+
+/** What a finished attempt returned: its record, with the totals counted from its resource list. */
+async function earlierOutcome(store: ObjectStore, run: RestoreRun): Promise<FinalizedRestore | undefined> {
+  const record = await readStoredJson(store, restoreFile(run.name, 'status'), {
+    schema: storedRestoreRecord,
+    shape: 'a velero.io/v1 Restore',
+  });
+  if (!record) return undefined;
+  const list = await readStoredJson(store, restoreFile(run.name, 'resourceList'), {
+    schema: storedRestoreResourceList,
+    shape: "a restore's resource list",
+  });
+  const totals = { created: 0, updated: 0, skipped: 0, failed: 0 };
+  for (const entry of Object.values(list ?? {}).flat()) {
+    const result = /\((created|updated|skipped|failed)\)$/.exec(entry)?.[1] as
+      | keyof typeof totals
+      | undefined;
+    if (result) totals[result]++;
+  }
+  const { status } = record;
+  return {
+    name: run.name,
+    phase: status.phase === 'PartiallyFailed' ? 'PartiallyFailed' : 'Completed',
+    items: status.progress?.totalItems ?? 0,
+    ...totals,
+    errors: status.errors ?? 0,
+    warnings: status.warnings ?? 0,
+    hooksAttempted: status.hookStatus?.hooksAttempted ?? 0,
+    hooksFailed: status.hookStatus?.hooksFailed ?? 0,
+  };
 }
 
 /** PlanRestore's warnings (parts of the request that restored nothing), each in its namespace. */

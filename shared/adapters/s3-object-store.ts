@@ -16,10 +16,17 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { AlreadyExists } from '../domain/errors.js';
-import type { ObjectStore, PutOptions } from '../ports/object-store.js';
+import type { ObjectStore, PutOptions, Retention } from '../ports/object-store.js';
 
 function status(error: unknown): number | undefined {
   return error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
+}
+
+/** The Object Lock headers of a put that asks for a retention. */
+function lockOf(options: PutOptions | undefined) {
+  return options?.retention
+    ? { ObjectLockMode: options.retention.mode, ObjectLockRetainUntilDate: options.retention.until }
+    : {};
 }
 
 export class S3ObjectStore implements ObjectStore {
@@ -48,6 +55,7 @@ export class S3ObjectStore implements ObjectStore {
           Body: body,
           ContentType: options?.contentType,
           ...(options?.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
+          ...lockOf(options),
         }),
         { abortSignal: options?.signal },
       );
@@ -68,6 +76,7 @@ export class S3ObjectStore implements ObjectStore {
         ContentType: options?.contentType,
         // Checked again by S3 when the upload completes: two writers cannot both win.
         ...(options?.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
+        ...lockOf(options),
       },
       queueSize: 4,
       partSize: 8 * 1024 * 1024,
@@ -81,6 +90,23 @@ export class S3ObjectStore implements ObjectStore {
       throw error;
     } finally {
       options?.signal?.removeEventListener('abort', abort);
+    }
+  }
+
+  /** From HeadObject (which shows it to a caller allowed s3:GetObjectRetention). */
+  async retentionOf(key: string, options?: { signal?: AbortSignal }): Promise<Retention | undefined> {
+    try {
+      const head = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }),
+        {
+          abortSignal: options?.signal,
+        },
+      );
+      if (!head.ObjectLockMode || !head.ObjectLockRetainUntilDate) return undefined;
+      return { mode: head.ObjectLockMode, until: new Date(head.ObjectLockRetainUntilDate) };
+    } catch (error) {
+      if (status(error) === 404) return undefined;
+      throw error;
     }
   }
 

@@ -47,6 +47,19 @@ export class BackupInProgress extends LifeboatError {
   }
 }
 
+/** A backup under S3 Object Lock cannot be deleted before its retention ends. */
+export class BackupRetained extends LifeboatError {
+  readonly until: Date;
+
+  constructor(options: { name: string; mode: string; until: Date }) {
+    super(
+      `backup ${options.name} is retained by S3 Object Lock (${options.mode} mode) until ${options.until.toISOString()}: it cannot be deleted before`,
+    );
+    this.name = 'BackupRetained';
+    this.until = options.until;
+  }
+}
+
 /** A transient failure (throttling, 429/5xx, SlowDown, network): the step may be retried. */
 export class RetryableError extends LifeboatError {
   override readonly retryable: boolean = true;

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEnv, uniqueName } from '../integration/support/env.js';
@@ -35,6 +35,19 @@ describe('the deployment rehearsal of a backup and a restore', () => {
   let source: Map<string, unknown>;
   const backupName = uniqueName('rehearsed');
   const restoreName = uniqueName('rehearsed-restore');
+
+  /** Keys left under a prefix of the stack's bucket. */
+  async function keysUnder(prefix: string): Promise<string[]> {
+    const env = testEnv();
+    const s3 = new S3Client({
+      endpoint: env.aws.endpoint,
+      region: env.aws.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: rehearsal.bucket, Prefix: prefix }));
+    return (listed.Contents ?? []).map((o) => o.Key ?? '');
+  }
 
   beforeAll(async () => {
     const env = testEnv();
@@ -73,6 +86,9 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     // The Fargate hook runner, from the image recipe, with its own role and access entry.
     expect(longHookRan(workload)).toBe(true);
     expect(rehearsal.report().usage.fargate.tasks).toBeGreaterThan(0);
+    // The run's working data (Secret copies among it) went with the run.
+    expect(await keysUnder(`plugins/lifeboat/work/backups/${backupName}/`)).toEqual([]);
+    expect((await keysUnder(`backups/${backupName}/`)).length).toBeGreaterThan(5);
     const env = testEnv();
     const ec2 = new EC2Client({
       endpoint: env.aws.endpoint,
@@ -127,6 +143,7 @@ describe('the deployment rehearsal of a backup and a restore', () => {
       if (data !== null) expect({ id, data: restored.get(id) }).toEqual({ id, data });
     expect(rehearsal.report().violations).toEqual([]);
     expect(rehearsal.report().pollerErrors).toEqual([]);
+    expect(await keysUnder(`plugins/lifeboat/work/restores/${restoreName}/`)).toEqual([]);
   });
 
   const recipe: Json = {
@@ -290,6 +307,7 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     };
     expect(backup.status?.phase).toBe('Failed');
     expect(backup.status?.failureReason).toMatch(/.+/);
+    expect(await keysUnder(`plugins/lifeboat/work/backups/${name}/`)).toEqual([]);
   });
 
   it('has run every function of the template, so each handler was invoked as deployed', () => {
