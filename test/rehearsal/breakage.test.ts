@@ -89,12 +89,11 @@ describe('the rehearsal fails a broken stack', () => {
   }, async () => {
     const r = await start({
       alter: (assembly) => {
-        const variables = (
-          functionResource(assembly, 'CollectItems').Properties?.Environment as {
-            Variables: Record<string, Json>;
-          }
-        ).Variables;
-        delete variables.ITEM_BLOCK_QUEUE_URL;
+        const environment = functionResource(assembly, 'CollectItems').Properties?.Environment as
+          | { Variables: Record<string, Json> }
+          | undefined;
+        if (!environment) throw new Error('CollectItems has no environment');
+        delete environment.Variables.ITEM_BLOCK_QUEUE_URL;
       },
     });
     const { namespace } = await workload(r);
