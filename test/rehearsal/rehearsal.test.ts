@@ -61,6 +61,17 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     source = await capture(rehearsal.kubeConfig, workload);
   }, LONG);
   afterAll(async () => {
+    if (rehearsal) {
+      // The report of what each role was granted and no call of the rehearsal used.
+      const lines = [...rehearsal.report().unusedPermissions].map(
+        ([role, actions]) =>
+          `  ${role
+            .split('/')
+            .pop()
+            ?.replace(/-[0-9a-f]{6}$/, '')}: ${actions.join(', ')}`,
+      );
+      process.stdout.write(`\nPermissions granted and not used by the rehearsal:\n${lines.join('\n')}\n`);
+    }
     await rehearsal?.stop();
   });
 
