@@ -71,6 +71,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     });
   } finally {
     await workers.stop();
+    await run.claim.release();
   }
 }
 

@@ -8,6 +8,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { finalizeRestore } from '../../functions/finalize-restore/finalize-restore.js';
 import { patchProvisionedVolumes } from '../../functions/patch-provisioned-volumes/patch-provisioned-volumes.js';
 import { planRestore } from '../../functions/plan-restore/plan-restore.js';
+import { recordRestoreFailure } from '../../functions/record-restore-failure/record-restore-failure.js';
 import { restoreHooks } from '../../functions/restore-hooks/restore-hooks.js';
 import { restorePhase } from '../../functions/restore-phase/restore-phase.js';
 import { restoreVolumes } from '../../functions/restore-volumes/restore-volumes.js';
@@ -88,13 +89,23 @@ export function restoreTaskHandlers(options: LocalRestoreOptions): Record<string
     RunFileRestoreDataMover: async (input) => runLocalDataMoverTask(input, options.dataMover?.environment),
     RestorePhase: restorePhaseHandler(context),
     RestoreHooks: restoreHooksHandler(context),
-    // The same task inside a recipe's group step (state names are unique in a state machine).
+    // The same task inside a recipe's group step (state names are unique in a state machine),
+    // and each one's last attempt once its retries are spent.
     RestoreRecipePhase: async (input) => handlers.RestorePhase?.(input) ?? null,
+    RestorePhaseLastAttempt: async (input) => handlers.RestorePhase?.(input) ?? null,
+    RestoreRecipePhaseLastAttempt: async (input) => handlers.RestorePhase?.(input) ?? null,
     RunRestoreRecipeHook: runRestoreRecipeHookHandler(context),
     // ecs:runTask.sync: the RunTask request Step Functions would send drives the hook runner.
     RunLongRestoreRecipeHook: hookRunnerTask(context),
     FinalizeRestore: async (input) =>
       (await finalizeRestore({ run: runOf(input) }, { store, clock: context.clock })) as unknown as JsonValue,
+    RecordRestoreFailure: async (input) => {
+      const { failure } = input as { failure?: { Error?: string; Cause?: string } };
+      return (await recordRestoreFailure(
+        { run: runOf(input), failure: failure ?? {} },
+        { store, clock: context.clock },
+      )) as unknown as JsonValue;
+    },
   };
   return handlers;
 }

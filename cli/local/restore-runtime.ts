@@ -38,6 +38,7 @@ export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   ...LOCAL_HOOK_RUNNER_TASK,
   ...LOCAL_DATA_MOVER_TASK,
   FinalizeRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeRestore',
+  RecordRestoreFailureFunctionArn: 'arn:aws:lambda:local:000000000000:function:RecordRestoreFailure',
 };
 
 export async function runLocalRestore(request: unknown, options: LocalRestoreOptions): Promise<JsonValue> {

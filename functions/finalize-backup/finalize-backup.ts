@@ -34,6 +34,7 @@ import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/storage/tarba
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { FAST_GZIP, gunzipFast } from '../common/gzip.js';
+import { renewClaim } from '../common/name-claim.js';
 import { putOnce, putStreamOnce } from '../common/write-once.js';
 import { type FinalizedVolumes, finalizedVolumes } from './volumes.js';
 
@@ -300,6 +301,8 @@ export async function finalizeBackup(
 ): Promise<FinalizedBackup> {
   const { run } = input;
   const keys = backupKeys(run.name);
+  // A run found dead meanwhile (and recorded Failed) must not write a backup beside that record.
+  await renewClaim({ store: deps.store, key: keys.claim, runId: run.runId, clock: deps.clock });
   const { request, collected, source } = await readWorkingData(run, deps);
   const tally: ResultsTally = {
     results: emptyResults,

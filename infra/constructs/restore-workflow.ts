@@ -31,6 +31,7 @@ export function restoreSubstitutions(functions: {
   hooks: IFunction;
   recipeHook: IFunction;
   finalize: IFunction;
+  recordFailure: IFunction;
   /** The hook runner's `${HookRunner…}` values (HookRunner.substitutions()). */
   hookRunner: Record<string, string>;
   /** The data mover's `${DataMover…}` values (DataMover.substitutions()). */
@@ -47,6 +48,7 @@ export function restoreSubstitutions(functions: {
     RestoreHooksFunctionArn: functions.hooks.functionArn,
     RunRestoreRecipeHookFunctionArn: functions.recipeHook.functionArn,
     FinalizeRestoreFunctionArn: functions.finalize.functionArn,
+    RecordRestoreFailureFunctionArn: functions.recordFailure.functionArn,
   };
 }
 
@@ -128,20 +130,28 @@ export class RestoreWorkflow extends Construct {
       timeout: Duration.minutes(15),
       environment,
     });
+    // The Catch: records a restore that failed as a whole, with what it had done.
+    const recordFailure = stepFunction(this, 'RecordRestoreFailure', {
+      memoryMb: 1024,
+      timeout: Duration.minutes(5),
+      environment,
+    });
+    const stepFunctions = [
+      validate,
+      plan,
+      restoreVolumes,
+      phase,
+      patchVolumes,
+      hooks,
+      recipeHook,
+      finalize,
+      recordFailure,
+    ];
     grantStorage(this, {
       bucket: props.bucket,
       key: props.key,
-      functions: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, recipeHook, finalize],
-      invokedByStateMachine: [
-        validate,
-        plan,
-        restoreVolumes,
-        phase,
-        patchVolumes,
-        hooks,
-        recipeHook,
-        finalize,
-      ],
+      functions: stepFunctions,
+      invokedByStateMachine: stepFunctions,
     });
     // A restore creates any kind of object, CRDs and RBAC included.
     clusterAccess(this, {
@@ -181,10 +191,11 @@ export class RestoreWorkflow extends Construct {
         hooks,
         recipeHook,
         finalize,
+        recordFailure,
         hookRunner: this.hookRunner.substitutions(),
         dataMover: this.dataMover.substitutions(),
       }),
-      invokes: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, recipeHook, finalize],
+      invokes: stepFunctions,
     });
     this.hookRunner.grantRun(this.stateMachine);
     this.dataMover.grantRun(this.stateMachine);

@@ -30,4 +30,10 @@ export interface ObjectStore {
   /** Every key under the prefix, in lexicographic order. */
   list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]>;
   delete(key: string, options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Removes what writers that are gone left half-written under the prefix (a directory's
+   * temporary files of processes no longer running); the count removed. Optional: S3 has no
+   * such objects (an unfinished multipart upload is not an object).
+   */
+  removeTemporaries?(prefix: string): Promise<number>;
 }

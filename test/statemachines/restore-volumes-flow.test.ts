@@ -109,8 +109,9 @@ describe('the volume steps of a restore', () => {
     ]);
   });
 
-  it('ends RestoreFailed when volume creation fails for good, before any phase', async () => {
-    // A handler that throws a terminal error: the Catch sends the execution to RestoreFailed.
+  it('records the failure and ends RestoreFailed when volume creation fails for good, before any phase', async () => {
+    // A handler that throws a terminal error: the Catch records it, then ends RestoreFailed.
+    const recorded: JsonValue[] = [];
     await expect(
       runLocalStateMachine({
         definition,
@@ -133,10 +134,20 @@ describe('the volume steps of a restore', () => {
             throw new Error('no phase may run');
           },
           FinalizeRestore: async () => ({}),
+          RecordRestoreFailure: async (input) => {
+            recorded.push(input);
+            return {};
+          },
         },
       }),
     ).rejects.toMatchObject({
       failure: { error: 'RestoreFailed', cause: expect.stringContaining('the volume plan is gone') },
     });
+    expect(recorded).toEqual([
+      {
+        run,
+        failure: { Error: 'LifeboatError', Cause: expect.stringContaining('the volume plan is gone') },
+      },
+    ]);
   });
 });
