@@ -6,8 +6,10 @@
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { stringify as toYaml } from 'yaml';
+import { settleAbandonedRestore } from '../functions/record-restore-failure/abandoned-restore.js';
 import { clusterFromKubeconfig } from '../shared/adapters/kubernetes-cluster.js';
 import { ExecutionFailed } from '../shared/adapters/local-state-machine.js';
+import { systemClock } from '../shared/adapters/system-clock.js';
 import { restoreKeys } from '../shared/domain/storage/keys.js';
 import { csv, localStore, UsageError } from './flags.js';
 import { localRepository, repositoryKeyFile } from './local/local-data-mover.js';
@@ -211,6 +213,12 @@ async function describeRestore({ name, flags, io }: VerbCall): Promise<number> {
   });
   const store = localStore(values);
   const keys = restoreKeys(name);
+  // A restore whose run died is recorded Failed first; one still running says so.
+  const found = await settleAbandonedRestore({ name }, { store, clock: systemClock });
+  if (found.state === 'running') {
+    io.out.write(`Name:   ${name}\nPhase:  InProgress (run ${found.claim.runId})\n`);
+    return 0;
+  }
   const status = await store.get(keys.status);
   if (!status) {
     io.err.write(`restore "${name}" not found\n`);
@@ -238,6 +246,7 @@ function renderRestoreDescribe(described: {
     `Backup:       ${document.spec.backupName}`,
     '',
     `Phase:                       ${String(s.phase)}`,
+    ...(s.failureReason ? [`Failure reason:              ${String(s.failureReason)}`] : []),
     `Total items to be restored:  ${s.progress?.totalItems ?? 0}`,
     `Items restored:              ${s.progress?.itemsRestored ?? 0}`,
     '',

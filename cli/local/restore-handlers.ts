@@ -28,6 +28,7 @@ import {
   restoreRun,
 } from '../../shared/contracts/restore-run.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
+import { restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -35,6 +36,7 @@ import type { PodExec } from '../../shared/ports/pod-exec.js';
 import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
 import { runLocalDataMoverTask } from './local-data-mover.js';
 import type { LocalRestoreOptions } from './restore-options.js';
+import type { RunClaim } from './run-claim.js';
 
 type Handler = (input: JsonValue) => Promise<JsonValue>;
 
@@ -60,7 +62,11 @@ interface RestoreTaskContext {
 
 const runOf = (input: JsonValue) => restoreRun.parse((input as { run?: unknown }).run);
 
-export function restoreTaskHandlers(options: LocalRestoreOptions): Record<string, Handler> {
+export function restoreTaskHandlers(
+  options: LocalRestoreOptions,
+  /** The run's claim on its name, held (renewed) once ValidateRestore has made it. */
+  claim?: RunClaim,
+): Record<string, Handler> {
   const { store, cluster } = options;
   const context: RestoreTaskContext = {
     options,
@@ -74,14 +80,7 @@ export function restoreTaskHandlers(options: LocalRestoreOptions): Record<string
     phases: new Map(),
   };
   const handlers: Record<string, Handler> = {
-    ValidateRestore: async (input) => {
-      const { request: req, runId: id } = input as { request: unknown; runId: string };
-      // The request may name a resource-modifier ConfigMap in the target cluster.
-      return (await validateRestore(
-        { request: req, runId: id },
-        { store, clock: context.clock, clusterNamed: async () => cluster },
-      )) as JsonValue;
-    },
+    ValidateRestore: validateRestoreHandler(context, claim),
     PlanRestore: planRestoreHandler(context),
     RestoreVolumes: restoreVolumesHandler(context),
     RunRestoreDataMover: async (input) => runLocalDataMoverTask(input, options.dataMover?.environment),
@@ -108,6 +107,26 @@ export function restoreTaskHandlers(options: LocalRestoreOptions): Record<string
     },
   };
   return handlers;
+}
+
+/** Validates the request and claims the name, then holds (renews) the claim while the run lives. */
+function validateRestoreHandler({ store, cluster, clock }: RestoreTaskContext, claim?: RunClaim): Handler {
+  return async (input) => {
+    const { request, runId } = input as { request: unknown; runId: string };
+    // The request may name a resource-modifier ConfigMap in the target cluster.
+    const outcome = await validateRestore(
+      { request, runId },
+      {
+        store,
+        clock,
+        clusterNamed: async () => cluster,
+        ...(claim ? { claimLeaseSeconds: claim.leaseSeconds } : {}),
+      },
+    );
+    if (outcome.valid && !outcome.run.dryRun)
+      claim?.hold(restoreKeys(outcome.run.name).claim, outcome.run.runId);
+    return outcome as JsonValue;
+  };
 }
 
 /** Plans the restore, and starts counting each phase's chunks for onPhase. */
