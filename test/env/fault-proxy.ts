@@ -15,6 +15,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import httpProxy from 'http-proxy';
 import type { ClusterInfo } from './cluster.js';
@@ -24,12 +25,14 @@ export interface FaultRule {
   readonly method?: string;
   /** Matched against the request's path and query. */
   readonly path?: RegExp;
+  /** Matched against the request's body (the request is then read whole before it goes on). */
+  readonly body?: RegExp;
   /** Answer only this many matching requests; unset: every one until the rule is removed. */
   readonly times?: number;
   /** Answer every n-th matching request only (the others pass): a storm with gaps. */
   readonly every?: number;
   readonly status: number;
-  readonly body?: string;
+  readonly answer?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -142,24 +145,27 @@ export class FaultProxy {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     for (const listener of this.listeners) listener(req);
     await this.whenRunning();
-    const rule = this.ruleFor(req);
+    // Rules on bodies need the body before the request goes on: it is read whole, then replayed.
+    const body = this.rules.some((r) => !r.removed && r.rule.body) ? await readBody(req) : undefined;
+    const rule = this.ruleFor(req, body?.toString('utf8'));
     if (rule) {
       this.counts.faulted++;
       req.resume();
       res.writeHead(rule.status, { 'content-type': 'application/json', ...rule.headers });
-      res.end(rule.body ?? JSON.stringify({ kind: 'Status', code: rule.status, message: 'injected fault' }));
+      res.end(rule.answer ?? JSON.stringify({ kind: 'Status', code: rule.status, message: 'injected fault' }));
       return;
     }
     this.counts.forwarded++;
-    this.proxy.web(req, res);
+    this.proxy.web(req, res, body ? { buffer: Readable.from([body]) } : {});
   }
 
-  private ruleFor(req: IncomingMessage): FaultRule | undefined {
+  private ruleFor(req: IncomingMessage, body: string | undefined): FaultRule | undefined {
     for (const active of this.rules) {
       const { rule } = active;
       if (active.removed || (rule.times !== undefined && active.hits >= rule.times)) continue;
       if (rule.method && rule.method !== req.method) continue;
       if (rule.path && !rule.path.test(req.url ?? '')) continue;
+      if (rule.body && !rule.body.test(body ?? '')) continue;
       active.matched++;
       if (rule.every && active.matched % rule.every !== 0) continue;
       active.hits++;
@@ -240,6 +246,12 @@ export class FaultProxy {
     await this.kill();
     this.proxy.close();
   }
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** An S3 error body as S3 (and moto) spell it. */
