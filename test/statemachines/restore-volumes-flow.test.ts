@@ -31,6 +31,8 @@ async function execute(options: {
       return answers.shift() ?? { done: true, pending: 0, waitSeconds: 0 };
     };
   const output = await runLocalStateMachine({
+    // Retried at once: these tests check the flow, not how long it waits.
+    retryIntervalMs: 0,
     definition,
     input: { request: {} },
     executionName: 'x',
@@ -114,6 +116,8 @@ describe('the volume steps of a restore', () => {
     const recorded: JsonValue[] = [];
     await expect(
       runLocalStateMachine({
+        // Retried at once: these tests check the flow, not how long it waits.
+        retryIntervalMs: 0,
         definition,
         input: { request: {} },
         executionName: 'y',

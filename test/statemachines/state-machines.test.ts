@@ -320,6 +320,8 @@ describe('the restore flow', () => {
       },
     };
     const output = await runLocalStateMachine({
+      // Retried at once: these tests check the flow, not how long it waits.
+      retryIntervalMs: 0,
       definition: restoreText,
       input: { request: {} },
       executionName: 'x',
@@ -534,6 +536,8 @@ describe('the restore flow of a recipe', () => {
   async function execute(recipeHook: (input: JsonValue) => Promise<JsonValue>) {
     const order: string[] = [];
     const output = await runLocalStateMachine({
+      // Retried at once: these tests check the flow, not how long it waits.
+      retryIntervalMs: 0,
       definition: restoreText,
       input: { request: {} },
       executionName: 'x',
@@ -670,6 +674,8 @@ describe('the backup flow', () => {
   });
   const execute = (h: ReturnType<typeof handlers>) =>
     runLocalStateMachine({
+      // Retried at once: these tests check the flow, not how long it waits.
+      retryIntervalMs: 0,
       definition: substitute(text, LOCAL_FUNCTION_ARNS),
       input: { request: {} },
       handlers: h,
@@ -833,6 +839,8 @@ describe('the backup flow', () => {
         ...over,
       };
       const output = await runLocalStateMachine({
+        // Retried at once: these tests check the flow, not how long it waits.
+        retryIntervalMs: 0,
         definition: substitute(text, LOCAL_FUNCTION_ARNS),
         input: { request: { backup: { spec: { recipe: { configMap: { name: 'r' } } } } } },
         handlers: h,

@@ -129,6 +129,29 @@ describe('the in-memory work queue', () => {
     expect(deliveries.filter((d) => d === 'poison')).toHaveLength(3);
     expect(dead).toEqual(['poison']);
   });
+
+  it('retries a dead-letter handler that fails, so no dead letter is lost to a passing outage', async () => {
+    let outage = 3;
+    const dead: string[] = [];
+    const errors: unknown[] = [];
+    const queue = new MemoryWorkQueue({
+      concurrency: 1,
+      maxReceiveCount: 2,
+      redeliveryDelayMs: 1,
+      consume: async () => {
+        throw new Error('poison');
+      },
+      deadLetter: async (body) => {
+        if (outage-- > 0) throw new Error('the store is away');
+        dead.push(body);
+      },
+      onError: (error) => errors.push(error),
+    });
+    await queue.send(['poison']);
+    await queue.idle();
+    expect(dead).toEqual(['poison']);
+    expect(errors).toEqual([]);
+  });
 });
 
 describe('local task tokens', () => {
