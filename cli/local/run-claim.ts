@@ -7,8 +7,16 @@ import { type ClaimKeeper, keepClaimAlive } from '../../functions/common/name-cl
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
-/** A local run's lease: renewed every third of it; a killed run's name is free to judge after it. */
-export const LOCAL_CLAIM_LEASE_SECONDS = 30;
+/**
+ * A local run's lease: renewed every third of it; a killed run's name is judged after it. 30 s,
+ * or `LIFEBOAT_CLAIM_LEASE_SECONDS` (tests that kill a run set it short).
+ */
+export const LOCAL_CLAIM_LEASE_SECONDS = leaseFromEnvironment(process.env.LIFEBOAT_CLAIM_LEASE_SECONDS) ?? 30;
+
+function leaseFromEnvironment(value: string | undefined): number | undefined {
+  const seconds = value === undefined ? Number.NaN : Number(value);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+}
 
 export class RunClaim {
   private keeper: ClaimKeeper | undefined;
