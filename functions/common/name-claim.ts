@@ -116,9 +116,10 @@ export async function markClaimAbandoned(options: {
 }
 
 /**
- * Renews the run's claim. A claim found dead, or held by another run, stops the run with
- * RunAbandoned: its failure is already recorded. No claim at all (a test's bare store, or a dry
- * run) is left alone.
+ * Renews the run's claim. A claim a reader marked abandoned (and so recorded the run's failure),
+ * or one held by another run, stops the run with RunAbandoned. A lease that ran out unseen (a
+ * laptop asleep, a long wait) is simply renewed: the run is alive and nobody judged it. No claim
+ * at all (a test's bare store, or a dry run) is left alone.
  */
 export async function renewClaim(options: {
   store: ObjectStore;
@@ -132,8 +133,7 @@ export async function renewClaim(options: {
   if (!claim) return;
   if (claim.runId !== runId)
     throw new RunAbandoned(`the name is claimed by run ${claim.runId}, not ${runId}`);
-  const standing = claimStanding(claim, options.clock.now());
-  if (!standing.live) throw new RunAbandoned(standing.reason);
+  if (claim.abandoned) throw new RunAbandoned(claim.abandoned.reason);
   const renewed: NameClaim = { ...claim, heartbeatAt: options.clock.now().toISOString() };
   await store.put(key, encode(renewed), {
     ...JSON_OBJECT,

@@ -15,7 +15,7 @@ import type { ClusterInfo } from '../../env/cluster.js';
 import { FaultProxy } from '../../env/fault-proxy.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
-import { afterRequests, seedNamespace, sleep } from './support.js';
+import { afterRequests, objectsIn, seedNamespace, sleep } from './support.js';
 
 const LEASE_SECONDS = 2;
 const environment = { ...process.env, LIFEBOAT_CLAIM_LEASE_SECONDS: String(LEASE_SECONDS) };
@@ -113,5 +113,69 @@ describe('the lifeboat process killed mid-backup', () => {
     const again = await lifeboat([...create, '--kubeconfig', source.kubeconfig]);
     expect(again.out).toContain(`Backup "${name}": Completed`);
     expect(again.code).toBe(0);
+  });
+
+  it('mid-restore: restore describe finds the restore recorded Failed, counting no more than the cluster holds', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lifeboat-killed-restore-'));
+    const backupName = uniqueName('source');
+    const made = await lifeboat([
+      ...['backup', 'create', backupName, '--include-namespaces', namespace],
+      ...['--local', '--dir', dir, '--kubeconfig', source.kubeconfig],
+    ]);
+    expect(made.code).toBe(0);
+    const proxied = join(dir, '..', `${uniqueName('proxied')}.kubeconfig`);
+    await writeFile(proxied, kc.exportConfig().split(source.server).join(proxy.url), { mode: 0o600 });
+    const name = uniqueName('killed-restore');
+    const target = uniqueName('killed-target');
+    const held = afterRequests(proxy, { method: 'POST', after: 12, fault: () => proxy.pause() });
+    const child = start([
+      ...[
+        'restore',
+        'create',
+        name,
+        '--from-backup',
+        backupName,
+        '--namespace-mappings',
+        `${namespace}:${target}`,
+      ],
+      ...['--local', '--dir', dir, '--kubeconfig', proxied],
+    ]);
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    await waitFor(
+      'the restore to hang on the paused apiserver',
+      async () => held.fired && proxy.counts.held > 0,
+    );
+    child.kill('SIGKILL');
+    await exited;
+    proxy.resume();
+
+    await sleep(LEASE_SECONDS * 1000 + 500);
+    const described = await lifeboat(['restore', 'describe', name, '--local', '--dir', dir, '-o', 'json']);
+    expect(described.code).toBe(0);
+    const record = JSON.parse(described.out) as {
+      status: { phase: string; failureReason: string; progress: { itemsRestored: number } };
+    };
+    expect(record.status).toMatchObject({
+      phase: 'Failed',
+      failureReason: expect.stringMatching(/RunAbandoned: run local-.* stopped renewing its claim/),
+    });
+    const present = (await objectsIn(kc, target)).length;
+    expect(present).toBeGreaterThan(0);
+    expect(record.status.progress.itemsRestored).toBeLessThanOrEqual(present + 1);
+    // The name stays taken: a new restore of it is refused, saying so.
+    const again = await lifeboat([
+      ...[
+        'restore',
+        'create',
+        name,
+        '--from-backup',
+        backupName,
+        '--namespace-mappings',
+        `${namespace}:${target}`,
+      ],
+      ...['--local', '--dir', dir, '--kubeconfig', source.kubeconfig],
+    ]);
+    expect(again.code).not.toBe(0);
+    expect(again.err).toContain(`a restore named "${name}" already exists`);
   });
 });

@@ -106,6 +106,9 @@ describe('a name claim', () => {
     await expect(
       renewClaim({ store: s, key: KEY, runId: 'run-2', clock: at('2026-01-01T00:00:21Z') }),
     ).rejects.toBeInstanceOf(RunAbandoned);
+    // Past its lease but judged by no one (a laptop asleep): the live run just renews it.
+    await renewClaim({ store: s, key: KEY, runId: 'run-1', clock: at('2026-01-01T00:05:00Z') });
+    expect((await readClaim(s, KEY))?.heartbeatAt).toBe('2026-01-01T00:05:00.000Z');
     const claim = await readClaim(s, KEY);
     if (!claim) throw new Error('the claim is gone');
     await markClaimAbandoned({
