@@ -15,8 +15,8 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { Readable } from 'node:stream';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import httpProxy from 'http-proxy';
 import type { ClusterInfo } from './cluster.js';
 
@@ -152,7 +152,9 @@ export class FaultProxy {
       this.counts.faulted++;
       req.resume();
       res.writeHead(rule.status, { 'content-type': 'application/json', ...rule.headers });
-      res.end(rule.answer ?? JSON.stringify({ kind: 'Status', code: rule.status, message: 'injected fault' }));
+      res.end(
+        rule.answer ?? JSON.stringify({ kind: 'Status', code: rule.status, message: 'injected fault' }),
+      );
       return;
     }
     this.counts.forwarded++;
