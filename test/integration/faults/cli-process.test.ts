@@ -178,4 +178,23 @@ describe('the lifeboat process killed mid-backup', () => {
     expect(again.code).not.toBe(0);
     expect(again.err).toContain(`a restore named "${name}" already exists`);
   });
+
+  it('a request that crashed after claiming its name (--ttl past any date) is refused by field, the name left free', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lifeboat-ttl-'));
+    const name = uniqueName('ttl');
+    const create = ['backup', 'create', name, '--include-namespaces', namespace, '--local', '--dir', dir];
+    const refused = await lifeboat([
+      ...create,
+      '--ttl',
+      '9999999999999999999h',
+      '--kubeconfig',
+      source.kubeconfig,
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('backup.spec.ttl');
+    expect(refused.err).not.toContain('RangeError');
+    expect(await filesUnder(dir)).toEqual([]);
+    const made = await lifeboat([...create, '--kubeconfig', source.kubeconfig]);
+    expect(made.out).toContain(`Backup "${name}": Completed`);
+  });
 });
