@@ -111,6 +111,9 @@ function collectItemsHandler(context: BackupTaskContext): Handler {
     progress({ type: 'state', state: 'CollectItems' });
     const payload = collectItemsInput.parse((input as { Payload?: unknown }).Payload);
     const done = callbacks.wait(payload.taskToken);
+    // Observed at once: should collecting fail first, a later failure of the wait (a lost
+    // ItemBlock) is no unhandled rejection; awaited below, it still fails this attempt.
+    done.catch(() => undefined);
     const summary = await collectItems(payload, {
       cluster: options.cluster,
       store,
