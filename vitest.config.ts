@@ -25,7 +25,8 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          // The deployment rehearsal needs the same environment (moto; it starts its own cluster).
+          include: ['test/integration/**/*.test.ts', 'test/rehearsal/**/*.test.ts'],
           globalSetup: ['test/env/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,

@@ -3,6 +3,7 @@
  * usable as a construct library.
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { BackupStorage } from './constructs/backup-storage.js';
 import { BackupWorkflow } from './constructs/backup-workflow.js';
@@ -24,6 +25,8 @@ export class LifeboatStack extends Stack {
 
   constructor(scope: Construct, id: string, props: LifeboatStackProps = {}) {
     super(scope, id, props);
+    // Server access logs delivered through a bucket policy, not the legacy LogDeliveryWrite ACL.
+    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     this.storage = new BackupStorage(this, 'Storage');
     // Volume data moved into the repository and back: one data mover, in the backup workflow's
     // hook runner cluster and subnets, run by both state machines.

@@ -6,8 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { backupItemBlocks, recordDeadLetter } from '../../functions/backup-item-block/backup-item-block.js';
 import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store.js';
@@ -30,11 +28,11 @@ import { LOCAL_HOOK_RUNNER_TASK } from './hook-runner-process.js';
 import type { ThreadSettings } from './item-block-thread-protocol.js';
 import { defaultItemBlockThreads, ItemBlockThreads } from './item-block-threads.js';
 import { LOCAL_DATA_MOVER_TASK } from './local-data-mover.js';
+import { runtimeFiles } from './runtime-files.js';
 
 export type { LocalBackupOptions, ProgressEvent } from './backup-options.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-export const BACKUP_DEFINITION = join(here, '..', '..', 'statemachines', 'backup.asl.json');
+export const BACKUP_DEFINITION = runtimeFiles.statemachine('backup');
 
 /** Local stand-ins for the deployed functions' ARNs. */
 export const LOCAL_FUNCTION_ARNS: Readonly<Record<string, string>> = {

@@ -7,8 +7,6 @@
  * job continues). Never changes the job it was given.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   DATA_MOVER_EXIT,
   DATA_MOVER_JOB_VARIABLE,
@@ -17,9 +15,8 @@ import {
 } from '../../shared/contracts/data-mover-job.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { containerEnvironment } from './hook-runner-process.js';
+import { runtimeFiles } from './runtime-files.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const DATA_MOVER_ENTRY = join(ROOT, 'functions', 'data-mover', 'main.ts');
 /** What is kept of the process's output: its final document and enough of a failure's reason. */
 const MAX_OUTPUT_CHARS = 64 * 1024;
 
@@ -50,9 +47,9 @@ export function startDataMoverProcess(options: {
 }): DataMoverProcess {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', DATA_MOVER_ENTRY, ...(options.args ?? [])],
+    [...runtimeFiles.childExecArgv, runtimeFiles.dataMover, ...(options.args ?? [])],
     {
-      cwd: ROOT,
+      cwd: runtimeFiles.root,
       env: {
         ...process.env,
         ...options.environment,

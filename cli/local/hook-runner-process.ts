@@ -9,11 +9,10 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LifeboatError } from '../../shared/domain/errors.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { runtimeFiles } from './runtime-files.js';
 
 /** The hook runner task's RunTask placeholders locally (the task runs as a child process). */
 export const LOCAL_HOOK_RUNNER_TASK: Readonly<Record<string, string>> = {
@@ -24,7 +23,6 @@ export const LOCAL_HOOK_RUNNER_TASK: Readonly<Record<string, string>> = {
   HookRunnerAssignPublicIp: 'DISABLED',
 };
 
-export const HOOK_RUNNER_ENTRY = join(ROOT, 'functions', 'hook-runner', 'main.ts');
 /** What the local "task" keeps of the process's output: enough for a failure's reason. */
 const MAX_OUTPUT_CHARS = 16 * 1024;
 
@@ -61,8 +59,8 @@ export async function runHookRunnerProcess(options: {
       throw new LifeboatError(
         `a long hook run cannot reach the store ${options.storeLocation}: give the hook runner's store environment`,
       );
-    const child = spawn(process.execPath, ['--import', 'tsx', HOOK_RUNNER_ENTRY], {
-      cwd: ROOT,
+    const child = spawn(process.execPath, [...runtimeFiles.childExecArgv, runtimeFiles.hookRunner], {
+      cwd: runtimeFiles.root,
       env: { ...process.env, ...store, ...options.environment, LIFEBOAT_KUBECONFIG: kubeconfig },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

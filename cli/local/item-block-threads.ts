@@ -3,23 +3,23 @@
  * CollectItems; locally they were the same event loop as the listing, so a large backup used one
  * core. Messages go to the thread with the fewest in flight; a thread that cannot start or dies
  * leaves its messages to the in-process worker (`fallback`), so a backup never depends on
- * threads. The thread runs a bundle of item-block-thread.ts (plain JavaScript: a thread with
- * the TypeScript loader would take half a second and another thread to start), built with
- * esbuild on first use and kept under node_modules/.cache, named by the hash of the sources.
+ * threads. The thread runs plain JavaScript (a thread with the TypeScript loader would take half
+ * a second and another thread to start): the compiled package's module of item-block-thread.ts,
+ * or, run from the sources, a bundle of it built with esbuild on first use and kept under
+ * node_modules/.cache, named by the hash of the sources.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { TaskCallbacks } from '../../shared/ports/task-callbacks.js';
 import type { FromThread, ThreadSettings, ToThread } from './item-block-thread-protocol.js';
+import { runtimeFiles } from './runtime-files.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const ROOT = join(here, '..', '..');
-const ENTRY = join(here, 'item-block-thread.ts');
+const ROOT = runtimeFiles.root;
+const ENTRY = runtimeFiles.itemBlockThread;
 /** The sources a bundle may contain. */
 const SOURCE_DIRS = ['cli', 'functions', 'shared'];
 
@@ -56,8 +56,12 @@ const BUNDLE_PREFIX = 'item-block-thread-';
 
 let bundling: Promise<string> | undefined;
 
-/** The thread's bundle, built once per change of what it is made of (per process, at most once). */
+/**
+ * The thread's module: the compiled package's, or from the sources a bundle, built once per
+ * change of what it is made of (per process, at most once).
+ */
 export function threadBundle(): Promise<string> {
+  if (runtimeFiles.compiled) return Promise.resolve(ENTRY);
   bundling ??= (async () => {
     const esbuild = await import('esbuild');
     const name = `${BUNDLE_PREFIX}${await sourceKey(esbuild.version)}.cjs`;

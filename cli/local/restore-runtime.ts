@@ -10,8 +10,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   type JsonValue,
   runLocalStateMachine,
@@ -23,11 +21,11 @@ import { LOCAL_DATA_MOVER_TASK } from './local-data-mover.js';
 import { restoreTaskHandlers } from './restore-handlers.js';
 import type { LocalRestoreOptions } from './restore-options.js';
 import { LOCAL_CLAIM_LEASE_SECONDS, RunClaim } from './run-claim.js';
+import { runtimeFiles } from './runtime-files.js';
 
 export type { ChunkRestored, LocalRestoreOptions } from './restore-options.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-export const RESTORE_DEFINITION = join(here, '..', '..', 'statemachines', 'restore.asl.json');
+export const RESTORE_DEFINITION = runtimeFiles.statemachine('restore');
 
 export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   ValidateRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:ValidateRestore',

@@ -1,13 +1,15 @@
 /**
  * How backups look on a terminal: `get` as a table and `describe` in the layout of
- * `velero backup describe` (item operations and backup volumes from backup-volumes.ts; with
- * `--details`, the resource list, each operation and volume, and every error and warning).
+ * `velero backup describe`: its warnings and errors with their text (results.ts), item
+ * operations and backup volumes (backup-volumes.ts); with `--details`, the resource list and
+ * each operation and volume.
  */
 import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
-import type { Result, Results } from '../../shared/domain/storage/results.js';
+import type { Results } from '../../shared/domain/storage/results.js';
 import type { BackupVolumeInfo } from '../../shared/domain/volumes/info.js';
 import type { BackupOperation } from '../../shared/domain/volumes/operations.js';
 import { renderBackupVolumes, renderItemOperations } from './backup-volumes.js';
+import { renderResults } from './results.js';
 
 const none = '<none>';
 const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(', ') : '');
@@ -41,23 +43,6 @@ export function renderBackupTable(documents: readonly BackupDocument[]): string 
     .join('\n');
 }
 
-function renderResult(title: string, result: Result | undefined): string[] {
-  const lines: string[] = [];
-  const count =
-    (result?.velero?.length ?? 0) +
-    (result?.cluster?.length ?? 0) +
-    Object.values(result?.namespaces ?? {}).reduce((n, l) => n + l.length, 0);
-  lines.push(`${title}:${count === 0 ? `  ${none}` : ''}`);
-  for (const m of result?.velero ?? []) lines.push(`  Velero:   ${m}`);
-  for (const m of result?.cluster ?? []) lines.push(`  Cluster:  ${m}`);
-  for (const [ns, messages] of Object.entries(result?.namespaces ?? {})) {
-    lines.push(`  Namespaces:`);
-    lines.push(`    ${ns}:`);
-    for (const m of messages) lines.push(`      ${m}`);
-  }
-  return lines;
-}
-
 export function renderBackupDescribe(options: {
   document: BackupDocument;
   resourceList?: Record<string, string[]>;
@@ -70,7 +55,11 @@ export function renderBackupDescribe(options: {
   const spec = d.spec as Record<string, unknown>;
   const s = d.status;
   const lines = [
-    ...summaryLines(d),
+    ...headLines(d),
+    // Velero prints the warnings and errors with their text right after the phase.
+    ...renderResults({ results: options.results, counts: s }),
+    '',
+    ...specLines(d),
     ...renderItemOperations({
       status: s,
       ...(options.itemOperations ? { operations: options.itemOperations } : {}),
@@ -82,30 +71,13 @@ export function renderBackupDescribe(options: {
       ...(options.volumeInfos ? { volumeInfos: options.volumeInfos } : {}),
       details: options.details,
     }),
-    `Errors:    ${s.errors ?? 0}`,
-    `Warnings:  ${s.warnings ?? 0}`,
   ];
-  if (options.details && options.results) {
-    lines.push(
-      '',
-      ...renderResult('Errors', options.results.errors),
-      '',
-      ...renderResult('Warnings', options.results.warnings),
-    );
-  }
   return `${lines.join('\n')}\n`;
 }
 
-/** Velero's describe down to the progress: metadata, phase, what the spec selects, timestamps. */
-function summaryLines(d: BackupDocument): string[] {
-  const spec = d.spec as Record<string, unknown>;
+/** Velero's describe down to the phase: metadata, phase, why it failed. */
+function headLines(d: BackupDocument): string[] {
   const s = d.status;
-  const clusterScoped =
-    spec.includeClusterResources === true
-      ? 'included'
-      : spec.includeClusterResources === false
-        ? 'excluded'
-        : 'auto';
   return [
     `Name:         ${d.metadata.name}`,
     `Namespace:    ${d.metadata.namespace}`,
@@ -117,7 +89,20 @@ function summaryLines(d: BackupDocument): string[] {
     ...(s.validationErrors?.length
       ? ['', 'Validation errors:', ...s.validationErrors.map((e) => `  ${e}`)]
       : []),
-    '',
+  ];
+}
+
+/** Velero's describe after the results, down to the progress: what the spec selects, timestamps. */
+function specLines(d: BackupDocument): string[] {
+  const spec = d.spec as Record<string, unknown>;
+  const s = d.status;
+  const clusterScoped =
+    spec.includeClusterResources === true
+      ? 'included'
+      : spec.includeClusterResources === false
+        ? 'excluded'
+        : 'auto';
+  return [
     'Namespaces:',
     `  Included:  ${list(spec.includedNamespaces) || '*'}`,
     `  Excluded:  ${list(spec.excludedNamespaces) || none}`,

@@ -5,7 +5,8 @@
  * to a run that died (killed, out of disk, crashed) and is recognised as abandoned by whoever
  * looks next. A retried step of the same run finds its own claim and goes on, with the start time
  * the first attempt recorded. Never deletes a claim: only deleting the backup or restore frees
- * its name.
+ * its name. A dry run asks `nameTaken` instead: the same answer for a new run, and nothing
+ * written.
  */
 import { type NameClaim, nameClaim } from '../../shared/contracts/name-claim.js';
 import { AlreadyExists, RunAbandoned } from '../../shared/domain/errors.js';
@@ -171,4 +172,9 @@ export function keepClaimAlive(options: {
       await pending;
     },
   };
+}
+
+/** Whether a new run would find the name taken, as `claimName` would, writing nothing. */
+export async function nameTaken(options: { store: ObjectStore; key: string }): Promise<boolean> {
+  return options.store.exists(options.key);
 }

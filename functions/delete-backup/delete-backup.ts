@@ -9,14 +9,16 @@
  *
  * A backup whose run died (its claim's lease ran out with no `velero-backup.json`) is first
  * recorded Failed (abandoned-backup.ts), then deleted like any other, with what the dead run left
- * half-written. Re-runnable: what is gone already is skipped. When a snapshot cannot be deleted the backup's
- * objects are kept (as Velero keeps the Backup when deletion has errors), so a later run can
+ * half-written. Re-runnable: what is gone already is skipped. When a snapshot cannot be deleted
+ * the backup's objects are kept (as Velero keeps the Backup when deletion has errors), so a later run can
  * finish the job. Never deletes a snapshot or manifest another backup names.
  */
-import { gunzipSync } from 'node:zlib';
+import { z } from 'zod';
+import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
-import { BackupInProgress, LifeboatError } from '../../shared/domain/errors.js';
+import { BackupInProgress, LifeboatError, StoredFileUnreadable } from '../../shared/domain/errors.js';
 import { backupKeys, repositoryKeyId, repositoryKeys } from '../../shared/domain/storage/keys.js';
+import { backupFile, type StoredFile } from '../../shared/domain/storage/stored-files.js';
 import { manifestIdsOfBackup } from '../../shared/domain/volumes/data-movement.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -51,14 +53,21 @@ export interface DeleteBackupResult {
 
 type Json = Record<string, unknown>;
 
-async function gzJson(store: ObjectStore, key: string, signal?: AbortSignal): Promise<unknown[]> {
-  const raw = await store.get(key, signal ? { signal } : {});
-  if (!raw) return [];
+/**
+ * One of the backup's lists of volumes, read within its limits; empty when absent or unreadable
+ * (an unreadable one names nothing to delete: its snapshots are left, never guessed at).
+ */
+async function volumeList(store: ObjectStore, file: StoredFile, signal?: AbortSignal): Promise<unknown[]> {
   try {
-    const parsed = JSON.parse(gunzipSync(raw).toString('utf8')) as unknown;
-    return Array.isArray(parsed) ? parsed : [];
-  } catch {
-    return [];
+    const list = await readStoredJson(store, file, {
+      schema: z.array(z.unknown()),
+      shape: 'a list',
+      ...(signal ? { signal } : {}),
+    });
+    return list ?? [];
+  } catch (error) {
+    if (error instanceof StoredFileUnreadable) return [];
+    throw error;
   }
 }
 
@@ -104,10 +113,9 @@ async function namedData(
   name: string,
   signal?: AbortSignal,
 ): Promise<{ snapshots: Set<string>; manifests: Set<string> }> {
-  const keys = backupKeys(name);
   const snapshots = new Set<string>();
   const manifests = new Set<string>();
-  for (const info of (await gzJson(store, keys.volumeInfo, signal)).map(record)) {
+  for (const info of (await volumeList(store, backupFile(name, 'volumeInfo'), signal)).map(record)) {
     const moved = record(info.snapshotDataMovementInfo);
     for (const id of [
       text(record(info.nativeSnapshotInfo).snapshotHandle),
@@ -122,7 +130,7 @@ async function namedData(
     if (text(pvb.uploaderType).startsWith('lifeboat') && text(pvb.snapshotHandle))
       manifests.add(text(pvb.snapshotHandle));
   }
-  for (const snapshot of (await gzJson(store, keys.volumeSnapshots, signal)).map(record)) {
+  for (const snapshot of (await volumeList(store, backupFile(name, 'volumeSnapshots'), signal)).map(record)) {
     const id = text(record(snapshot.status).providerSnapshotID);
     if (EBS_SNAPSHOT.test(id)) snapshots.add(id);
   }

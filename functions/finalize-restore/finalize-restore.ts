@@ -2,8 +2,9 @@
  * FinalizeRestore: writes what Velero keeps under `restores/<name>/` (log, results, resource list
  * with each item's outcome, item operations, volume info) and Lifeboat's record of the restore
  * with its phase, counts and hook status; the restored pods' exec hooks are in the log and the
- * results (a failed hook is an error: PartiallyFailed). RecordRestoreFailure writes the same with
- * phase Failed and the reason. Each object is written only if absent.
+ * results (a failed hook is an error: PartiallyFailed), and so are PlanRestore's warnings. Each
+ * object is written only if absent. RecordRestoreFailure writes the same with phase Failed and
+ * the reason.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import pLimit from 'p-limit';
@@ -45,9 +46,10 @@ export async function finalizeRestore(
   const { run } = input;
   // The volume steps' log lines and results, and the restore's volume info.
   const volumes = await restoreVolumeResults({ store: deps.store, run });
+  const planned = await planWarnings({ store: deps.store, run });
   const report: RestoreReport = {
-    log: [...volumes.log],
-    results: mergeResults(emptyResults, volumes.results),
+    log: [...planned.log, ...volumes.log],
+    results: mergeResults(planned.results, volumes.results),
     list: {},
     totals: { created: 0, updated: 0, skipped: 0, failed: 0 },
   };
@@ -101,6 +103,22 @@ function closeLog(options: {
   const phase = report.log.some((e) => e.level === 'error') ? 'PartiallyFailed' : 'Completed';
   report.log.push({ time, level: 'info', msg: `Restore ${phase}`, fields });
   return phase;
+}
+
+/** PlanRestore's warnings (parts of the request that restored nothing), each in its namespace. */
+async function planWarnings(options: {
+  store: ObjectStore;
+  run: RestoreRun;
+}): Promise<{ log: LogEvent[]; results: Results }> {
+  const raw = await options.store.get(restoreWorkKeys(options.run).planLog);
+  const log = raw ? (JSON.parse(gunzipSync(raw).toString('utf8')) as LogEvent[]) : [];
+  let results = emptyResults;
+  for (const event of log) {
+    const namespace = event.fields?.namespace;
+    const scope = typeof namespace === 'string' && namespace ? { namespace } : ('cluster' as const);
+    results = mergeResults(results, { errors: {}, warnings: resultOf({ scope, message: event.msg }) });
+  }
+  return { log, results };
 }
 
 /** What the restore's files are made of, gathered in restore order. */

@@ -3,8 +3,11 @@
  * anything is created), selects the items the request asks for, prepares each as Velero does,
  * and writes them in chunks per restore phase to the working data. A restore that follows a
  * recipe gets phases per group step of its workflow, each step's items only (plan-recipe.ts). A
- * dry run writes nothing and returns what would be created, updated or skipped, in order.
+ * dry run writes nothing and returns what would be created, updated or skipped, in order. A
+ * namespace mapping or `includeItems` entry that restores nothing is a warning (unmatched.ts).
  */
+import { gzipSync } from 'node:zlib';
+import { systemClock } from '../../shared/adapters/system-clock.js';
 import { type RestoreSpec, restoreRequest } from '../../shared/contracts/restore-request.js';
 import type { RestorePlan, RestoreRun } from '../../shared/contracts/restore-run.js';
 import type { VolumePlan } from '../../shared/contracts/restore-volumes.js';
@@ -15,6 +18,7 @@ import { readArchiveItems } from './archive-pass.js';
 import { addCrds, addNamespaces, addVolumes } from './deferred-items.js';
 import { type Planning, type PlanRestoreDeps, startPlanning } from './planning.js';
 import { preview } from './preview.js';
+import { unmatchedWarnings } from './unmatched.js';
 
 export type { PlanRestoreDeps } from './planning.js';
 
@@ -28,9 +32,24 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
   addNamespaces(planning);
   await writeRecipeNamespaces(planning);
   await planning.chunks.flushAll();
-  const plan = planOf({ planning, volumePlan });
+  const warnings = await writeWarnings(planning);
+  const plan = { ...planOf({ planning, volumePlan }), ...(warnings.length > 0 ? { warnings } : {}) };
   if (!run.dryRun) return plan;
   return { ...plan, preview: await dryRunPreview({ planning, plan }) };
+}
+
+/**
+ * The request's parts that restore nothing (unmatched.ts), as the plan's log for FinalizeRestore
+ * to count and report (a dry run writes nothing: they are in its plan only).
+ */
+async function writeWarnings(planning: Planning): Promise<string[]> {
+  const { run, deps } = planning;
+  const events = unmatchedWarnings(planning, (deps.clock ?? systemClock).now().toISOString());
+  if (events.length > 0 && !run.dryRun)
+    await deps.store.put(restoreWorkKeys(run).planLog, gzipSync(JSON.stringify(events)), {
+      contentType: 'application/gzip',
+    });
+  return events.map((e) => e.msg);
 }
 
 /** The request ValidateRestore left in the working data. */

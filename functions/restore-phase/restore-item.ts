@@ -85,6 +85,7 @@ function startAttempt(item: PlannedItem, ctx: ItemContext): ItemAttempt {
   };
   // Velero: a modifier error is the item's error, yet the item is restored as modified so far.
   for (const problem of item.problems ?? []) note('error', `Resource modifiers: ${problem}`);
+  for (const warning of item.warnings ?? []) note('warning', warning);
   return {
     item,
     ctx,
@@ -93,7 +94,7 @@ function startAttempt(item: PlannedItem, ctx: ItemContext): ItemAttempt {
     signal: ctx.signal ? { signal: ctx.signal } : {},
     note,
     errors: (item.problems ?? []).map((p) => `resource modifiers: ${p}`),
-    warnings: [],
+    warnings: [...(item.warnings ?? [])],
     modifierMessage: item.problems?.length
       ? { message: `resource modifiers: ${item.problems.join('; ')}` }
       : {},

@@ -131,7 +131,10 @@ async function takenProblem(options: { name: string; deps: ValidateBackupDeps })
   const path = 'backup.metadata.name';
   const found = await settleAbandonedBackup({ name }, deps);
   if (found.state === 'running')
-    return { path, message: `a backup named "${name}" is in progress (run ${found.claim.runId})` };
+    return {
+      path,
+      message: `a backup named "${name}" already exists and is in progress (run ${found.claim.runId})`,
+    };
   if (found.state === 'stored' && found.abandoned)
     return {
       path,

@@ -35,7 +35,9 @@ export class BackupStorage extends Construct {
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      // S3's log delivery writes through the bucket policy CDK adds (no ACLs: the stack sets
+      // @aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy).
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       versioned: true,
       lifecycleRules: [{ expiration: Duration.days(365) }],
       removalPolicy,

@@ -89,6 +89,9 @@ export class BackupWorkflow extends Construct {
     });
 
     this.deadLetters = new Queue(this, 'ItemBlockDeadLetterQueue', {
+      // An event source queue's messages stay hidden past its consumer's timeout (ItemBlockDeadLetters:
+      // one minute): six times it, as Lambda advises, so a batch is never handled twice at once.
+      visibilityTimeout: Duration.minutes(6),
       encryption: QueueEncryption.KMS,
       encryptionMasterKey: props.key,
       enforceSSL: true,

@@ -7,7 +7,7 @@
  * which Step Functions learns a task stopped; and the `${<Prefix>…}` placeholder values of its
  * RunTask state. Never grants RunTask on another task definition.
  */
-import { type Duration, IgnoreMode, Stack, Validations } from 'aws-cdk-lib';
+import { type Duration, IgnoreMode, Stack, Token, Validations } from 'aws-cdk-lib';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import {
   ContainerImage,
@@ -30,6 +30,8 @@ export function arm64TaskDefinition(
   options: {
     /** The container's name, its folder under functions/ (with its main.ts) and its log prefix. */
     name: string;
+    /** The task's log group, `/ecs/<stack>-<logName>`: unique per task definition (default: name). */
+    logName?: string;
     cpu: number;
     memoryLimitMiB: number;
     taskRole: IRole;
@@ -48,7 +50,7 @@ export function arm64TaskDefinition(
     taskRole: options.taskRole,
   });
   const logGroup = new LogGroup(scope, 'Logs', {
-    logGroupName: `/ecs/${stack.stackName}-${options.name}`,
+    logGroupName: `/ecs/${stack.stackName}-${options.logName ?? options.name}`,
     retention: RetentionDays.ONE_MONTH,
   });
   taskDefinition.addContainer(options.name, {
@@ -111,8 +113,12 @@ export function grantRunTask(
       ],
     }),
   );
+  // cdk-nag names an unresolved region or account by its pseudo parameter, as `npx cdk synth`
+  // without an AWS environment leaves them.
+  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
   Validations.of(machine).acknowledge({
-    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${stack.region}:${stack.account}:task/<${stack.getLogicalId(cluster.node.defaultChild as never)}>/*]`,
+    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:${region}:${account}:task/<${stack.getLogicalId(cluster.node.defaultChild as never)}>/*]`,
     reason: `The ${options.what} tasks of this cluster: their ids exist only once started`,
   });
 }

@@ -87,6 +87,8 @@ export class HookRunner extends Construct {
     this.taskRole = taskRole;
     this.taskDefinition = arm64TaskDefinition(this, {
       name: HOOK_RUNNER_CONTAINER,
+      // Each workflow has its hook runner: /ecs/<stack>-backup-hook-runner, …-restore-hook-runner.
+      logName: `${scope.node.id.toLowerCase()}-${HOOK_RUNNER_CONTAINER}`,
       cpu: 256,
       memoryLimitMiB: 512,
       taskRole,

@@ -60,6 +60,9 @@ export function stepFunction(
       sourceMap: true,
       target: 'node22',
       mainFields: ['module', 'main'],
+      // An ES module bundle of CommonJS packages that require Node's built-ins (the Kubernetes
+      // client's fetch stack requires 'punycode'): esbuild's require shim refuses them.
+      banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
     },
   });
 }

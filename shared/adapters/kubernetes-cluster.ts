@@ -1,8 +1,9 @@
 /**
  * The Cluster port over the Kubernetes API, authenticated by a @kubernetes/client-node
  * KubeConfig (a kubeconfig file locally, an EKS token in Lambda). Discovery and LIST go through
- * raw GETs so that any resource, built-in or custom, is read the same way; 429 and 5xx are
- * retried with backoff, 410 Gone becomes ListExpired.
+ * raw GETs so that any resource, built-in or custom, is read the same way; 429, 5xx and
+ * connection failures are retried with backoff (messages name the server), 410 Gone becomes
+ * ListExpired. `probe` checks briefly that the server answers, before a command starts.
  */
 import { Agent, request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -16,6 +17,10 @@ import type {
   ServerVersion,
   WriteOutcome,
 } from '../ports/cluster.js';
+import { KubeconfigProblem } from './errors.js';
+import { loadKubeConfig } from './kubeconfig.js';
+import { collectionPath, messageOf, objectName } from './kubernetes-paths.js';
+import { probeServer } from './kubernetes-reachability.js';
 
 interface ApiResponse {
   readonly status: number;
@@ -24,31 +29,6 @@ interface ApiResponse {
 
 const RETRY_DELAYS_MS = [100, 300, 1000, 2000, 4000, 8000];
 const REQUEST_TIMEOUT_MS = 60_000;
-
-/** The message of a Kubernetes Status body, or its first characters. */
-function messageOf(body: string): string {
-  try {
-    const status = JSON.parse(body) as { message?: unknown };
-    if (typeof status.message === 'string') return status.message;
-  } catch {
-    // not JSON
-  }
-  return body.slice(0, 300);
-}
-
-/** The collection path of an object: `/apis/apps/v1/namespaces/shop/deployments`. */
-function collectionPath(resource: string, object: Record<string, unknown>): string {
-  const apiVersion = String(object.apiVersion ?? 'v1');
-  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-  const namespace = (object.metadata as { namespace?: unknown } | undefined)?.namespace;
-  const scope =
-    typeof namespace === 'string' && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
-  return `${base}${scope}/${resource}`;
-}
-
-function objectName(object: Record<string, unknown>): string {
-  return String((object.metadata as { name?: unknown } | undefined)?.name ?? '');
-}
 
 export class KubernetesCluster implements Cluster, ClusterWriter {
   private readonly kc: KubeConfig;
@@ -68,16 +48,34 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
     return this.kc;
   }
 
+  /** The API server's address, as the kubeconfig's current cluster gives it. */
+  get server(): string {
+    const server = this.kc.getCurrentCluster()?.server;
+    if (!server) throw new KubeconfigProblem('the kubeconfig has no current cluster');
+    return server;
+  }
+
+  /** The request's TLS and credentials; a kubeconfig that cannot give them is no transient failure. */
+  private async authenticated(requestOptions: import('node:https').RequestOptions): Promise<void> {
+    try {
+      await this.kc.applyToHTTPSOptions(requestOptions);
+    } catch (error) {
+      throw new KubeconfigProblem(
+        `the credentials of context "${this.kc.getCurrentContext()}" for ${this.server}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+
   private async rawRequest(options: {
     method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
     path: string;
     body?: unknown;
     contentType?: string;
     signal?: AbortSignal;
+    timeoutMs?: number;
   }): Promise<ApiResponse> {
-    const server = this.kc.getCurrentCluster()?.server;
-    if (!server) throw new LifeboatError('the kubeconfig has no current cluster');
-    const url = new URL(options.path, server);
+    const url = new URL(options.path, this.server);
     const data = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string | number> = { Accept: 'application/json' };
     if (data !== undefined) {
@@ -85,8 +83,9 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
       headers['Content-Length'] = Buffer.byteLength(data);
     }
     const requestOptions: import('node:https').RequestOptions = { method: options.method, headers };
-    await this.kc.applyToHTTPSOptions(requestOptions);
+    await this.authenticated(requestOptions);
     requestOptions.agent = this.agent;
+    const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
       const req = request(url, { ...requestOptions, signal: options.signal }, (res) => {
         const chunks: Buffer[] = [];
@@ -98,8 +97,8 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
       });
       req.on('error', reject);
       // A stalled connection fails (and is retried) instead of hanging the step.
-      req.setTimeout(REQUEST_TIMEOUT_MS, () =>
-        req.destroy(new Error(`no answer in ${REQUEST_TIMEOUT_MS / 1000} s`)),
+      req.setTimeout(timeoutMs, () =>
+        req.destroy(Object.assign(new Error(`no answer in ${timeoutMs / 1000} s`), { code: 'ETIMEDOUT' })),
       );
       req.end(data);
     });
@@ -112,12 +111,13 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
       try {
         const res = await this.rawRequest(options);
         if (res.status !== 429 && res.status < 500) return res;
-        lastError = new RetryableError(`${options.method} ${options.path}: HTTP ${res.status}`);
+        lastError = new RetryableError(`${options.method} ${this.server}${options.path}: HTTP ${res.status}`);
       } catch (error) {
-        if (options.signal?.aborted) throw error;
-        lastError = new RetryableError(`${options.method} ${options.path}: ${(error as Error).message}`, {
-          cause: error,
-        });
+        if (options.signal?.aborted || error instanceof KubeconfigProblem) throw error;
+        lastError = new RetryableError(
+          `${options.method} ${this.server}${options.path}: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       const delay = this.retryDelaysMs[attempt];
       if (delay === undefined) break;
@@ -143,6 +143,30 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
 
   async serverVersion(options?: { signal?: AbortSignal }): Promise<ServerVersion> {
     return this.getJson<ServerVersion>('/version', options?.signal);
+  }
+
+  /**
+   * The server's version, asked for a few seconds at most (kubernetes-reachability.ts): a
+   * command checks its cluster this way before it starts, instead of finding out after a run's
+   * minutes of retries that the server is down or refuses it.
+   */
+  async probe(options: { withinMs?: number; signal?: AbortSignal } = {}): Promise<ServerVersion> {
+    const body = await probeServer({
+      server: this.server,
+      context: this.kc.getCurrentContext(),
+      ...(options.withinMs !== undefined ? { withinMs: options.withinMs } : {}),
+      ask: (timeoutMs) =>
+        this.rawRequest({
+          method: 'GET',
+          path: '/version',
+          timeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+        }).catch((error: unknown) => {
+          if (error instanceof KubeconfigProblem || options.signal?.aborted) throw error;
+          return { error };
+        }),
+    });
+    return JSON.parse(body) as ServerVersion;
   }
 
   async discover(options?: { signal?: AbortSignal }): Promise<Discovery> {
@@ -357,21 +381,14 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
 }
 
 /**
- * A cluster reached through a kubeconfig file (default: $KUBECONFIG or ~/.kube/config), or a
- * kubeconfig's text (`text`, as `kubeConfig.exportConfig()` gives it), and context.
+ * A cluster reached through a kubeconfig file (default: as kubectl finds one: $KUBECONFIG, then
+ * ~/.kube/config), or a kubeconfig's text (`text`, as `kubeConfig.exportConfig()` gives it), and
+ * context; a missing file or unknown context is a KubeconfigProblem naming it (kubeconfig.ts).
  */
 export async function clusterFromKubeconfig(options: {
   path?: string;
   text?: string;
   context?: string;
 }): Promise<KubernetesCluster> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  if (options.text !== undefined) kc.loadFromString(options.text);
-  else if (options.path) kc.loadFromFile(options.path);
-  else kc.loadFromDefault();
-  if (options.context) kc.setCurrentContext(options.context);
-  if (!kc.getCurrentCluster())
-    throw new LifeboatError('no Kubernetes cluster found in the kubeconfig (use --kubeconfig or --context)');
-  return new KubernetesCluster(kc);
+  return new KubernetesCluster(await loadKubeConfig(options));
 }

@@ -149,9 +149,14 @@ export class LocalDirectoryStore implements ObjectStore {
     }
   }
 
+  /** Read from disk as it is consumed: a large tarball is never held whole. */
   async getStream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
-    const body = await this.get(key);
-    return body ? Readable.from([body]) : undefined;
+    try {
+      return (await open(this.path(key), 'r')).createReadStream();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
   }
 
   async getRange(key: string, range: { offset: number; length: number }): Promise<Uint8Array | undefined> {

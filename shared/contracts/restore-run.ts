@@ -49,6 +49,8 @@ export const plannedItem = z.strictObject({
   status: z.unknown().optional(),
   /** Resource modifier rules that failed on the item: restored anyway, each counted as an error (Velero). */
   problems: z.array(z.string()).optional(),
+  /** What planning found odd and corrected (an object placed at its archive path): warnings of the item. */
+  warnings: z.array(z.string()).optional(),
   /** Pods: the init containers their restore hooks put in, in order (already in `object`). */
   initContainersAdded: z.array(z.string()).optional(),
   /** Pods: the post-restore exec hooks to run once the pod is created, by container. */
@@ -216,6 +218,8 @@ export const restorePlan = z.strictObject({
       notInRecipe: z.number().int().nonnegative(),
     })
     .optional(),
+  /** Parts of the request that restore nothing (a namespace mapping, an includeItems entry). */
+  warnings: z.array(z.string()).optional(),
   /** Dry runs only: what would happen to each item, in order. */
   preview: z
     .array(

@@ -87,6 +87,25 @@ export class HostileArchive extends LifeboatError {
   }
 }
 
+/**
+ * A file of a backup or restore that cannot be read as what it should be: too large once
+ * decompressed, a gzip bomb, not gzip, not JSON, or not the document it names. It names the file
+ * and its key, and why; never its content. Terminal: reading it again gives the same.
+ */
+export class StoredFileUnreadable extends LifeboatError {
+  readonly key: string;
+
+  constructor(
+    file: { readonly what: string; readonly key: string },
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${file.what} (${file.key}) ${reason}`, options);
+    this.name = 'StoredFileUnreadable';
+    this.key = file.key;
+  }
+}
+
 /** A resource type that discovery listed no longer exists (its CRD was deleted meanwhile). */
 export class ResourceGone extends LifeboatError {
   constructor(resource: string) {

@@ -122,7 +122,7 @@ function measure(
 ): Measured {
   const out = execFileSync(
     process.execPath,
-    // The heap cap the `lifeboat` command runs with (cli/bin/lifeboat.mjs).
+    // The heap cap the `lifeboat` command runs with (cli/bin/lifeboat.ts).
     ['--max-old-space-size=384', '--import', 'tsx', 'test/bench/backup-run.ts', mode, kubeconfig, arg],
     {
       encoding: 'utf8',

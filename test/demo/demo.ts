@@ -34,7 +34,7 @@ async function main(): Promise<number> {
 
     const name = `demo-${suffix}`;
     const cli = (args: string[]) =>
-      spawnSync(process.execPath, ['cli/bin/lifeboat.mjs', ...args], { stdio: 'inherit' }).status ?? 1;
+      spawnSync(process.execPath, ['cli/bin/lifeboat-tsx.mjs', ...args], { stdio: 'inherit' }).status ?? 1;
     say(
       `lifeboat backup create ${name} --include-namespaces ${namespaces.join(',')} --local --dir ./lifeboat-demo`,
     );
@@ -83,8 +83,8 @@ async function main(): Promise<number> {
       cluster.kubeconfig,
     ]);
     if (restored !== 0) return restored;
-    say(`lifeboat restore describe ${restoreName} --local --dir ./lifeboat-demo`);
-    cli(['restore', 'describe', restoreName, '--local', '--dir', './lifeboat-demo']);
+    say(`lifeboat restore describe ${restoreName} --local --dir ./lifeboat-demo --details`);
+    cli(['restore', 'describe', restoreName, '--local', '--dir', './lifeboat-demo', '--details']);
     const back = (await core.listNamespacedConfigMap({ namespace: app.namespaces.shop })).items.map(
       (c) => c.metadata?.name,
     );

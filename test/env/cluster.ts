@@ -104,12 +104,43 @@ function kwokConfigYaml(): string {
   ].join('\n');
 }
 
+/** The apiserver flags that send unknown bearer tokens to a TokenReview webhook (not cached). */
+async function tokenWebhookFlags(options: { dir: string; url: string }): Promise<string[]> {
+  const config = join(options.dir, 'token-webhook.kubeconfig');
+  const yaml = [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '  - name: webhook',
+    `    cluster: { server: "${options.url}" }`,
+    'users:',
+    '  - name: apiserver',
+    '    user: {}',
+    'contexts:',
+    '  - name: webhook',
+    '    context: { cluster: webhook, user: apiserver }',
+    'current-context: webhook',
+    '',
+  ].join('\n');
+  await writeFile(config, yaml);
+  return [
+    `--authentication-token-webhook-config-file=${config}`,
+    '--authentication-token-webhook-version=v1',
+    '--authentication-token-webhook-cache-ttl=0s',
+  ];
+}
+
 /** Starts a cluster; on any failure, stops what it had started and rethrows. */
 export async function startCluster(options: {
   name: string;
   rootDir: string;
   tools: Tools;
   detached?: boolean;
+  /**
+   * A webhook that authenticates bearer tokens the apiserver does not know (a TokenReview
+   * endpoint, as aws-iam-authenticator is for EKS): the deployment rehearsal's EKS emulation.
+   */
+  tokenWebhookUrl?: string;
 }): Promise<ClusterInfo> {
   const { name, tools } = options;
   const dir = join(options.rootDir, name);
@@ -135,6 +166,9 @@ export async function startCluster(options: {
       mode: 0o600,
     });
 
+    const webhookFlags = options.tokenWebhookUrl
+      ? await tokenWebhookFlags({ dir, url: options.tokenWebhookUrl })
+      : [];
     const etcd = await startProcess({
       component: `etcd (${name})`,
       command: tools.kubecp,
@@ -174,6 +208,7 @@ export async function startCluster(options: {
         '--enable-priority-and-fairness=false',
         '--kubelet-preferred-address-types=InternalIP',
         '--profiling=false',
+        ...webhookFlags,
       ],
       detached: options.detached,
       logFile: join(logs, 'kube-apiserver.log'),

@@ -1,7 +1,7 @@
 /**
  * Makes sure the binaries of the local test environment exist, building or installing what is
  * missing: the kubecp control plane (Go, cached by the hash of its inputs), KWOK (pinned
- * `go install`) and the moto server (a venv, cached by the hash of its requirements).
+ * `go install`), the moto server and cfn-lint (a venv each, cached by the hash of its requirements).
  * Runs on a bare machine with only Go, Python and openssl; never downloads anything but
  * Go modules and PyPI packages.
  */
@@ -23,6 +23,8 @@ export interface Tools {
   readonly kwokStages: readonly string[];
   readonly motoPython: string;
   readonly motoLauncher: string;
+  /** cfn-lint, pinned in its own venv (test/env/cfn-lint/requirements.txt). */
+  readonly cfnLint: string;
 }
 
 async function requireCommand(command: string, args: readonly string[], purpose: string): Promise<string> {
@@ -128,19 +130,27 @@ async function ensureKwok(): Promise<{ binary: string; stages: string[] }> {
   return { binary, stages };
 }
 
-async function ensureMoto(pythonVersion: string): Promise<string> {
-  const requirements = join(here, 'moto', 'requirements.txt');
-  const key = hash([pythonVersion, await readFile(requirements)]);
-  const venv = join(cacheRoot(), 'moto', key);
-  const python = join(venv, 'bin', 'python');
+/** A venv with the pinned requirements of test/env/<name>, cached by their hash; its bin directory. */
+async function ensureVenv(options: { name: string; label: string; pythonVersion: string }): Promise<string> {
+  const requirements = join(here, options.name, 'requirements.txt');
+  const key = hash([options.pythonVersion, await readFile(requirements)]);
+  const venv = join(cacheRoot(), options.name, key);
+  const bin = join(venv, 'bin');
   const marker = join(venv, '.complete');
-  if (existsSync(marker)) return python;
+  if (existsSync(marker)) return bin;
   await rm(venv, { recursive: true, force: true });
   await mkdir(dirname(venv), { recursive: true });
-  await step('creating the moto venv', 'python3', ['-m', 'venv', venv]);
-  await step('installing moto (PyPI)', python, ['-m', 'pip', 'install', '--quiet', '-r', requirements]);
+  await step(`creating the ${options.label} venv`, 'python3', ['-m', 'venv', venv]);
+  await step(`installing ${options.label} (PyPI)`, join(bin, 'python'), [
+    '-m',
+    'pip',
+    'install',
+    '--quiet',
+    '-r',
+    requirements,
+  ]);
   await writeFile(marker, new Date().toISOString());
-  return python;
+  return bin;
 }
 
 export async function ensureTools(): Promise<Tools> {
@@ -148,14 +158,19 @@ export async function ensureTools(): Promise<Tools> {
   const pythonVersion = await requireCommand('python3', ['--version'], 'the moto AWS emulator');
   await requireCommand('openssl', ['version'], 'the control plane certificates');
   // The Go builds compete for the two cores; pip mostly waits on the network, so it runs beside them.
-  const [motoPython, kubecp] = await Promise.all([ensureMoto(pythonVersion), ensureKubecp(goVersion)]);
+  const [motoBin, cfnLintBin, kubecp] = await Promise.all([
+    ensureVenv({ name: 'moto', label: 'moto', pythonVersion }),
+    ensureVenv({ name: 'cfn-lint', label: 'cfn-lint', pythonVersion }),
+    ensureKubecp(goVersion),
+  ]);
   const kwok = await ensureKwok();
   const tools: Tools = {
     kubecp,
     kwok: kwok.binary,
     kwokStages: kwok.stages,
-    motoPython,
+    motoPython: join(motoBin, 'python'),
     motoLauncher: join(here, 'moto', 'launch.py'),
+    cfnLint: join(cfnLintBin, 'cfn-lint'),
   };
   await mkdir(cacheRoot(), { recursive: true });
   await writeFile(join(cacheRoot(), 'tools.json'), JSON.stringify(tools, null, 2));

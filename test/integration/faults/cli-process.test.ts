@@ -21,7 +21,7 @@ const LEASE_SECONDS = 2;
 const environment = { ...process.env, LIFEBOAT_CLAIM_LEASE_SECONDS: String(LEASE_SECONDS) };
 
 function start(args: readonly string[]): ChildProcess {
-  return spawn(process.execPath, ['cli/bin/lifeboat.mjs', ...args], {
+  return spawn(process.execPath, ['cli/bin/lifeboat-tsx.mjs', ...args], {
     env: environment,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -78,7 +78,7 @@ describe('the directory store under faults', () => {
     // Space is freed; once the dead run's lease ran out its backup is listed Failed, with why.
     await rm(filler);
     await sleep(1_500);
-    const listed = (await listBackups(store)).find((d) => d.metadata.name === name);
+    const listed = (await listBackups(store)).documents.find((d) => d.metadata.name === name);
     expect(listed?.status).toMatchObject({
       phase: 'Failed',
       failureReason: expect.stringContaining('stopped renewing its claim'),

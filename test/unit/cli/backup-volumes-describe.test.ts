@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { backupRequestFromFlags } from '../../../cli/backup-commands.js';
+import { backupCreateFlags } from '../../../cli/backup/flags.js';
+import { backupRequest } from '../../../cli/backup/request.js';
+import { parseFlags } from '../../../cli/flags.js';
 import { renderBackupDescribe } from '../../../cli/render/backups.js';
 import { backupDocument } from '../../../shared/domain/storage/backup-document.js';
 import type { BackupVolumeInfo } from '../../../shared/domain/volumes/info.js';
@@ -141,6 +143,14 @@ describe('lifeboat backup describe, volume sections', () => {
       'Backup Volumes: <none included>',
     );
   });
+});
+
+/** `backup create NAME` with these flags, as a request. */
+const backupRequestFromFlags = (name: string, args: string[]) => ({
+  request: backupRequest({
+    name,
+    values: parseFlags({ command: 'backup create', flags: backupCreateFlags, args }).values,
+  }),
 });
 
 describe('lifeboat backup create volume flags', () => {

@@ -1,0 +1,79 @@
+/**
+ * `lifeboat backup delete NAME --confirm`: the backup's snapshots, its data-mover manifests and
+ * its objects, then the repository's garbage collection, reporting the bytes it freed. Every
+ * flag is checked before anything is deleted.
+ */
+import { deleteBackup } from '../../functions/delete-backup/delete-backup.js';
+import { repackDeadFraction } from '../../shared/contracts/data-mover-job.js';
+import { UsageError } from '../flags.js';
+import { collectGarbage, localRepository, repositoryKeyFile } from '../local/local-data-mover.js';
+import { outputForm, printDocument } from '../output.js';
+import { snapshotterOf } from '../snapshots.js';
+import { directoryOf, localStore } from '../store.js';
+import type { Io, VerbCall } from '../verb-call.js';
+import type { backupDeleteFlags } from './flags.js';
+
+export async function deleteBackupCommand({
+  name = '',
+  values,
+  io,
+}: VerbCall<typeof backupDeleteFlags>): Promise<number> {
+  const form = outputForm(values.output);
+  const fraction = repackDeadFractionFlag(values['repack-dead-fraction']);
+  // Velero asks before deleting; a script says --confirm.
+  if (!values.confirm)
+    throw new UsageError(
+      `deleting backup "${name}" removes its snapshots and its data in the repository: add --confirm`,
+    );
+  const store = await localStore(values, { mustExist: true });
+  const repository = localRepository(store, repositoryKeyFile(values['repository-key-file']));
+  const result = await deleteBackup(
+    { name },
+    {
+      store,
+      ...(await snapshotterOf(values['snapshot-region'])),
+      collectGarbage: () =>
+        collectGarbage({ repository, ...(fraction !== undefined ? { repackDeadFraction: fraction } : {}) }),
+    },
+  );
+  if (!result.found) {
+    io.err.write(`lifeboat: backup "${name}" not found in ${directoryOf(store)}\n`);
+    return 1;
+  }
+  if (form === 'text') printDeletion({ name, result, io });
+  else await printDocument({ io, form, document: result });
+  return result.deleted ? 0 : 1;
+}
+
+/** Checked before anything is deleted, by the rule the data mover's gc job applies. */
+function repackDeadFractionFlag(repack: string | undefined): number | undefined {
+  const fraction = repack === undefined ? undefined : repackDeadFraction.safeParse(Number(repack));
+  if (fraction && !fraction.success)
+    throw new UsageError(
+      `--repack-dead-fraction ${fraction.error.issues[0]?.message ?? 'is not valid'}, not ${JSON.stringify(repack)}`,
+    );
+  return fraction?.data;
+}
+
+function printDeletion(deletion: {
+  readonly name: string;
+  readonly result: Awaited<ReturnType<typeof deleteBackup>>;
+  readonly io: Io;
+}): void {
+  const { name, result, io } = deletion;
+  for (const error of result.errors) io.err.write(`${error}\n`);
+  io.out.write(
+    `Backup "${name}": ${result.deleted ? 'deleted' : 'kept (see the errors above; run the command again)'}: ${result.snapshotsDeleted.length} snapshots, ${result.manifestsDeleted.length} repository manifests, ${result.objectsDeleted} objects.\n`,
+  );
+  if (result.gc) {
+    const gc = result.gc;
+    const repacked =
+      gc.packsRepacked > 0
+        ? ` (${gc.packsRepacked} partly dead packs repacked: ${gc.blobsCopied} live blobs, ${gc.bytesCopied} bytes copied)`
+        : '';
+    io.out.write(
+      `Repository garbage collection: ${gc.packsDeleted} packs deleted, ${gc.bytesFreed} bytes freed${repacked}; ${gc.liveManifests} manifests of other backups kept.\n`,
+    );
+    for (const problem of gc.problems) io.err.write(`repository garbage collection: ${problem}\n`);
+  }
+}

@@ -1,0 +1,298 @@
+/**
+ * The deployment rehearsal, end to end: from the synthesized cloud assembly alone (every function
+ * from its CDK bundle with the template's environment and role, the state machines as rendered,
+ * the SQS mappings, the Fargate tasks, EKS access entries and Lifeboat's RBAC manifest), a backup
+ * of the sample application — its CRD, an EBS-backed PVC snapshotted natively, a pod backup hook —
+ * ends Completed, and its restore after the application is deleted brings every object back,
+ * equal to the source. Every AWS call is allowed by its caller's role in the template.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testEnv, uniqueName } from '../integration/support/env.js';
+import { waitFor } from '../integration/support/wait.js';
+import { type Rehearsal, startRehearsal } from './rehearsal.js';
+import {
+  capture,
+  deleteWorkload,
+  hookRan,
+  installWorkload,
+  provisionCache,
+  type Workload,
+  ZONE,
+} from './sample.js';
+import type { Json } from './template.js';
+
+const LONG = 600_000;
+
+describe('the deployment rehearsal of a backup and a restore', () => {
+  let rehearsal: Rehearsal;
+  let workload: Workload;
+  let source: Map<string, unknown>;
+  const backupName = uniqueName('rehearsed');
+  const restoreName = uniqueName('rehearsed-restore');
+
+  beforeAll(async () => {
+    const env = testEnv();
+    rehearsal = await startRehearsal({ tools: env.tools, aws: env.aws });
+    workload = await installWorkload({
+      kc: rehearsal.kubeConfig,
+      cluster: rehearsal.cluster,
+      aws: env.aws,
+      suffix: backupName.slice(-8),
+    });
+    source = await capture(rehearsal.kubeConfig, workload);
+  }, LONG);
+  afterAll(async () => {
+    await rehearsal?.stop();
+  });
+
+  it('backs up the sample application to Completed, running its hook and snapshotting its EBS volume', {
+    timeout: LONG,
+  }, async () => {
+    const outcome = await rehearsal.start('backup', {
+      request: {
+        cluster: 'rehearsal',
+        backup: {
+          apiVersion: 'velero.io/v1',
+          kind: 'Backup',
+          metadata: { name: backupName },
+          spec: { includedNamespaces: [...workload.namespaces], snapshotVolumes: true },
+        },
+      },
+    });
+    expect(outcome).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { name: backupName, phase: 'Completed', errors: 0 },
+    });
+    expect(hookRan(workload)).toBe(true);
+    const env = testEnv();
+    const ec2 = new EC2Client({
+      endpoint: env.aws.endpoint,
+      region: env.aws.region,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    const { Snapshots } = await ec2.send(
+      new DescribeSnapshotsCommand({ Filters: [{ Name: 'tag:velero.io/backup', Values: [backupName] }] }),
+    );
+    expect(Snapshots?.map((s) => s.VolumeId)).toEqual([workload.volumeId]);
+    expect(rehearsal.report().violations).toEqual([]);
+  });
+
+  it('restores every object of the application after it is deleted, equal to the source', {
+    timeout: LONG,
+  }, async () => {
+    await deleteWorkload(rehearsal.kubeConfig, workload);
+    const provisioned = await provisionCache(rehearsal.kubeConfig, workload);
+    const outcome = await rehearsal.start('restore', {
+      request: {
+        cluster: 'rehearsal',
+        restore: {
+          apiVersion: 'velero.io/v1',
+          kind: 'Restore',
+          metadata: { name: restoreName },
+          spec: { backupName, volumeAvailabilityZone: ZONE },
+        },
+      },
+    });
+    expect(outcome).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed', errors: 0 } });
+    const core = rehearsal.kubeConfig.makeApiClient(CoreV1Api);
+    const claim = await waitFor('the restored claim to bind', async () => {
+      const pvc = await core.readNamespacedPersistentVolumeClaim({
+        namespace: workload.app.namespaces.db,
+        name: 'db-data',
+      });
+      return pvc.status?.phase === 'Bound' ? pvc : undefined;
+    });
+    const pv = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
+    // A new volume, made from the backup's snapshot.
+    expect(pv.spec?.csi?.volumeHandle).toMatch(/^vol-/);
+    expect(pv.spec?.csi?.volumeHandle).not.toBe(workload.volumeId);
+    // The re-provisioned claim's new volume got the backed-up reclaim policy and labels.
+    const cache = await core.readPersistentVolume({ name: provisioned });
+    expect(cache.spec?.claimRef?.name).toBe('cache');
+    expect(cache.spec?.persistentVolumeReclaimPolicy).toBe('Delete');
+    expect(cache.metadata?.labels).toEqual({ tier: 'cache' });
+    const restored = await capture(rehearsal.kubeConfig, workload);
+    const missing = [...source.keys()].filter((k) => !restored.has(k));
+    expect(missing).toEqual([]);
+    for (const [id, data] of source)
+      if (data !== null) expect({ id, data: restored.get(id) }).toEqual({ id, data });
+    expect(rehearsal.report().violations).toEqual([]);
+    expect(rehearsal.report().pollerErrors).toEqual([]);
+  });
+
+  const recipe: Json = {
+    inline: {
+      groups: [
+        { name: 'settings', includedResourceTypes: ['configmaps'] },
+        { name: 'the-rest', excludedResourceTypes: ['configmaps', 'events'] },
+      ],
+      hooks: [
+        {
+          name: 'checkpoint',
+          labelSelector: { matchLabels: { component: 'agent' } },
+          singlePodOnly: true,
+          commands: [['/bin/sh', '-c', 'echo checkpoint >> recipe-marker']],
+          timeout: 30,
+          waitTimeout: '2m',
+        },
+      ],
+      workflows: {
+        backup: [{ hook: 'checkpoint' }, { group: 'settings' }, { group: 'the-rest' }],
+        restore: [{ group: 'settings' }, { group: 'the-rest' }, { hook: 'checkpoint' }],
+      },
+    },
+  };
+
+  it('backs up and restores along a recipe: its group steps in order and its hook at each end', {
+    timeout: LONG,
+  }, async () => {
+    const core = rehearsal.kubeConfig.makeApiClient(CoreV1Api);
+    const namespace = uniqueName('recipe');
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await waitFor('the default service account', async () =>
+      (await core.listNamespacedServiceAccount({ namespace })).items.some(
+        (a) => a.metadata?.name === 'default',
+      ),
+    );
+    await core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'settings' }, data: { level: 'high' } },
+    });
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'agent', labels: { component: 'agent' } },
+        spec: { containers: [{ name: 'main', image: 'agent:1' }] },
+      },
+    });
+    await waitFor('the agent to run', async () =>
+      (await core.readNamespacedPod({ namespace, name: 'agent' })).status?.phase === 'Running'
+        ? true
+        : undefined,
+    );
+    const name = uniqueName('recipe-backup');
+    const backedUp = await rehearsal.start('backup', {
+      request: {
+        cluster: 'rehearsal',
+        backup: { metadata: { name }, spec: { includedNamespaces: [namespace], recipe } },
+      },
+    });
+    expect(backedUp).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed', errors: 0 } });
+    const marker = join(rehearsal.cluster.execDir, namespace, 'agent', 'recipe-marker');
+    expect(existsSync(marker)).toBe(true);
+    await core.deleteNamespace({ name: namespace });
+    await waitFor(`namespace ${namespace} to be gone`, async () => {
+      for (const pod of (await core.listNamespacedPod({ namespace })).items)
+        await core
+          .deleteNamespacedPod({ namespace, name: pod.metadata?.name ?? '', gracePeriodSeconds: 0 })
+          .catch(() => undefined);
+      return core.readNamespace({ name: namespace }).then(
+        () => undefined,
+        () => true,
+      );
+    });
+    const restored = await rehearsal.start('restore', {
+      request: {
+        cluster: 'rehearsal',
+        restore: { metadata: { name: uniqueName('recipe-restore') }, spec: { backupName: name, recipe } },
+      },
+    });
+    expect(restored).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed', errors: 0 } });
+    const settings = await core.readNamespacedConfigMap({ namespace, name: 'settings' });
+    expect(settings.data).toEqual({ level: 'high' });
+    expect(rehearsal.report().violations).toEqual([]);
+  });
+
+  /** A small backup of one namespace with two ConfigMaps, for the failure scenarios. */
+  async function smallNamespace(): Promise<string> {
+    const core = rehearsal.kubeConfig.makeApiClient(CoreV1Api);
+    const namespace = uniqueName('small');
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    for (const name of ['one', 'two'])
+      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { name } } });
+    return namespace;
+  }
+
+  it('dead-letters the messages a worker cannot finish, redelivered as the mapping says, and ends PartiallyFailed naming their items', {
+    timeout: LONG,
+  }, async () => {
+    const namespace = await smallNamespace();
+    const name = uniqueName('poisoned');
+    // Every write of this backup's workers is refused: each message fails, is received again
+    // after the (compressed) visibility timeout, and after three receives moves to the DLQ.
+    const remove = rehearsal.inject({
+      caller: /BackupItemBlock$/,
+      operation: 'PutObject',
+      path: new RegExp(name),
+      status: 403,
+      code: 'AccessDenied',
+    });
+    await rehearsal.redeliverAfter(2);
+    try {
+      const outcome = await rehearsal.start('backup', {
+        request: {
+          cluster: 'rehearsal',
+          backup: { metadata: { name }, spec: { includedNamespaces: [namespace] } },
+        },
+      });
+      expect(outcome).toMatchObject({ status: 'SUCCEEDED', output: { name, phase: 'PartiallyFailed' } });
+      expect((outcome.output as { errors: number }).errors).toBeGreaterThan(0);
+    } finally {
+      remove();
+      await rehearsal.redeliverAfter(undefined);
+    }
+    const invoked = rehearsal.report().usage.invocationsByFunction;
+    expect(invoked['Lifeboat-ItemBlockDeadLetters']).toBeGreaterThan(0);
+  });
+
+  it('records a backup whose finalizing fails as Failed, with the reason', { timeout: LONG }, async () => {
+    const namespace = await smallNamespace();
+    const name = uniqueName('unfinished');
+    const remove = rehearsal.inject({
+      caller: /FinalizeBackup$/,
+      operation: 'PutObject',
+      path: new RegExp(name),
+      status: 403,
+      code: 'AccessDenied',
+    });
+    try {
+      const outcome = await rehearsal.start('backup', {
+        request: {
+          cluster: 'rehearsal',
+          backup: { metadata: { name }, spec: { includedNamespaces: [namespace] } },
+        },
+      });
+      expect(outcome).toMatchObject({ status: 'FAILED', error: 'BackupFailed' });
+    } finally {
+      remove();
+    }
+    const env = testEnv();
+    const s3 = new S3Client({
+      endpoint: env.aws.endpoint,
+      region: env.aws.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    const document = await s3.send(
+      new GetObjectCommand({ Bucket: rehearsal.bucket, Key: `backups/${name}/velero-backup.json` }),
+    );
+    const backup = JSON.parse(await (document.Body?.transformToString() ?? '{}')) as {
+      status?: { phase?: string; failureReason?: string };
+    };
+    expect(backup.status?.phase).toBe('Failed');
+    expect(backup.status?.failureReason).toMatch(/.+/);
+  });
+
+  it('has run every function of the template, so each handler was invoked as deployed', () => {
+    const invoked = rehearsal.report().usage.invocationsByFunction;
+    const never = [...new Set([...rehearsal.lambda.functions.values()].map((f) => f.name))].filter(
+      (f) => !invoked[f],
+    );
+    expect(never).toEqual([]);
+  });
+});

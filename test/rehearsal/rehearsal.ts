@@ -1,0 +1,222 @@
+/**
+ * The deployment rehearsal: the stack a team would deploy, run from its synthesized cloud
+ * assembly alone against the local cluster and moto. It deploys the template into moto
+ * (deploy.ts), plays Lambda from the bundles CDK built (lambda.ts), the SQS event source mappings
+ * (sqs-mappings.ts), Fargate from the image recipe (tasks.ts), Step Functions from the rendered
+ * definitions (state-machines.ts) and EKS from the access entries and the shipped RBAC (eks.ts),
+ * with every AWS call through one gateway that evaluates it against its caller's role and meters
+ * it (gateway.ts, iam.ts, meter.ts). Nothing here imports the use cases: only what the assembly
+ * contains runs.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterInfo } from '../env/cluster.js';
+import { startCluster, stopCluster } from '../env/cluster.js';
+import type { Tools } from '../env/ensure-tools.js';
+import type { AwsInfo } from '../env/moto.js';
+import { REHEARSAL_CLUSTERS, synthesizedAssembly } from './assembly.js';
+import type { EncryptionKeys } from './aws-requests.js';
+import { type Deployment, deploy } from './deploy.js';
+import {
+  accessEntriesOf,
+  installAccessPolicies,
+  installLifeboatRbac,
+  RBAC_MANIFEST,
+  TokenWebhook,
+} from './eks.js';
+import { AwsGateway, type Fault } from './gateway.js';
+import { IamPolicies } from './iam.js';
+import { LambdaService } from './lambda.js';
+import { Meter, type Usage } from './meter.js';
+import { startEventSources } from './sqs-mappings.js';
+import { type ExecutionOutcome, StepFunctions } from './state-machines.js';
+import { EcsTasks } from './tasks.js';
+import {
+  type CloudAssembly,
+  type Json,
+  loadAssembly,
+  resolve,
+  resolveString,
+  resourcesOf,
+} from './template.js';
+
+export interface RehearsalOptions {
+  readonly tools: Tools;
+  readonly aws: AwsInfo;
+  /** Changes to the assembly before it is deployed (the tests that break the stack on purpose). */
+  readonly alter?: (assembly: CloudAssembly) => void;
+  /** The RBAC manifest to install (default: the one Lifeboat ships). */
+  readonly rbacManifest?: string;
+}
+
+export interface RehearsalReport {
+  /** Calls a role did not allow, requests the rehearsal could not evaluate, tokens EKS refused. */
+  readonly violations: readonly string[];
+  /** Errors of the event source pollers (a mapping that cannot receive, …). */
+  readonly pollerErrors: readonly string[];
+  readonly unusedPermissions: ReadonlyMap<string, string[]>;
+  readonly usage: Usage;
+}
+
+export interface Rehearsal {
+  readonly deployment: Deployment;
+  readonly cluster: ClusterInfo;
+  readonly kubeConfig: KubeConfig;
+  /** The backup bucket's name. */
+  readonly bucket: string;
+  readonly lambda: LambdaService;
+  readonly stepFunctions: StepFunctions;
+  /** StartExecution of the stack's state machine whose name ends with `-<workflow>`. */
+  start(workflow: 'backup' | 'restore', input: Json): Promise<ExecutionOutcome>;
+  /** Makes matching AWS calls fail (test-environment fault injection); returns its removal. */
+  inject(fault: Fault): () => void;
+  /** See EventSources.redeliverAfter. */
+  redeliverAfter(seconds: number | undefined): Promise<void>;
+  report(): RehearsalReport;
+  stop(): Promise<void>;
+}
+
+function encryptionKeys(deployment: Deployment): EncryptionKeys {
+  const { resolver, assembly } = deployment;
+  const byBucket = new Map<string, string>();
+  for (const [id, r] of resourcesOf(assembly.template, 'AWS::S3::Bucket')) {
+    const encryption = resolve(resolver, r.Properties?.BucketEncryption ?? null) as {
+      ServerSideEncryptionConfiguration?: { ServerSideEncryptionByDefault?: { KMSMasterKeyID?: string } }[];
+    } | null;
+    const key =
+      encryption?.ServerSideEncryptionConfiguration?.[0]?.ServerSideEncryptionByDefault?.KMSMasterKeyID;
+    const bucket = resolver.physical.get(id)?.ref;
+    if (key && bucket) byBucket.set(bucket, key);
+  }
+  const byQueue = new Map<string, string>();
+  for (const [id, r] of resourcesOf(assembly.template, 'AWS::SQS::Queue')) {
+    const key = r.Properties?.KmsMasterKeyId;
+    const arn = resolver.physical.get(id)?.attributes.Arn;
+    if (key && arn) byQueue.set(arn, resolveString(resolver, key));
+  }
+  const keyArn = (keyId: string) =>
+    keyId.startsWith('arn:')
+      ? keyId
+      : ([...resolver.physical.values()].find((p) => p.attributes.KeyId === keyId)?.attributes.Arn ??
+        `arn:aws:kms:${deployment.target.region}:${deployment.target.account}:key/${keyId}`);
+  return {
+    keyOfBucket: (bucket) => {
+      const key = byBucket.get(bucket);
+      return key ? keyArn(key) : undefined;
+    },
+    keyOfQueue: (queueArn) => {
+      const key = byQueue.get(queueArn);
+      return key ? keyArn(key) : undefined;
+    },
+    keyArn,
+  };
+}
+
+async function startEks(options: {
+  deployment: Deployment;
+  tools: Tools;
+  rootDir: string;
+  rbacManifest: string;
+}): Promise<{ webhook: TokenWebhook; cluster: ClusterInfo; kubeConfig: KubeConfig }> {
+  const [name = 'rehearsal'] = REHEARSAL_CLUSTERS;
+  const webhook = new TokenWebhook({
+    cluster: name,
+    deployment: options.deployment,
+    entries: accessEntriesOf(options.deployment),
+  });
+  const url = await webhook.start();
+  const cluster = await startCluster({
+    name,
+    rootDir: options.rootDir,
+    tools: options.tools,
+    tokenWebhookUrl: url,
+  });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(cluster.kubeconfig);
+  await installAccessPolicies(kubeConfig);
+  await installLifeboatRbac(kubeConfig, options.rbacManifest);
+  return { webhook, cluster, kubeConfig };
+}
+
+export async function startRehearsal(options: RehearsalOptions): Promise<Rehearsal> {
+  const assembly = await loadAssembly(await synthesizedAssembly());
+  options.alter?.(assembly);
+  const gateway = new AwsGateway(options.aws.endpoint);
+  const endpoint = await gateway.start();
+  const rootDir = await mkdtemp(join(tmpdir(), 'lifeboat-rehearsal-'));
+  const deployment = await deploy({
+    assembly,
+    target: {
+      endpoint,
+      region: options.aws.region,
+      account: options.aws.accounts.source,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    },
+  });
+  const iam = new IamPolicies(deployment);
+  const meter = new Meter();
+  const eks = await startEks({
+    deployment,
+    tools: options.tools,
+    rootDir,
+    rbacManifest: options.rbacManifest ?? RBAC_MANIFEST,
+  });
+  const lambda = new LambdaService({ deployment, gateway: endpoint, iam, meter });
+  const tasks = new EcsTasks({ deployment, gateway: endpoint, iam, meter });
+  const stepFunctions = new StepFunctions({ deployment, lambda, tasks, iam, meter });
+  const ca = await readFile(eks.cluster.caFile, 'utf8');
+  gateway.attach({
+    deployment,
+    iam,
+    meter,
+    keys: encryptionKeys(deployment),
+    clusters: new Map([[eks.cluster.name, { endpoint: eks.cluster.server, ca }]]),
+    callbacks: stepFunctions,
+  });
+  const pollerErrors: string[] = [];
+  const sources = await startEventSources({
+    deployment,
+    lambda,
+    gateway: endpoint,
+    onError: (error) => pollerErrors.push(error.message),
+  });
+  const bucket =
+    resourcesOf(assembly.template, 'AWS::S3::Bucket')
+      .map(([id]) => deployment.resolver.physical.get(id)?.ref ?? '')
+      .find((b) => b.includes('backups')) ?? '';
+  return {
+    deployment,
+    cluster: eks.cluster,
+    kubeConfig: eks.kubeConfig,
+    bucket,
+    lambda,
+    stepFunctions,
+    start: (workflow, input) => {
+      const machine = [...stepFunctions.machines.values()].find((m) => m.name.endsWith(`-${workflow}`));
+      if (!machine) throw new Error(`rehearsal: the stack has no ${workflow} state machine`);
+      return stepFunctions.startExecution({ stateMachine: machine.arn, input });
+    },
+    inject: (fault) => gateway.inject(fault),
+    redeliverAfter: (seconds) => sources.redeliverAfter(seconds),
+    report: () => ({
+      violations: [
+        ...iam.violations(),
+        ...gateway.unclassified.map((u) => `unclassified: ${u}`),
+        ...eks.webhook.refused.map((r) => `EKS refused ${r}`),
+      ],
+      pollerErrors,
+      unusedPermissions: iam.unusedPermissions(),
+      usage: meter.usage(),
+    }),
+    stop: async () => {
+      await sources.stop();
+      await lambda.stop();
+      await stopCluster(eks.cluster);
+      await eks.webhook.stop();
+      await gateway.stop();
+      await rm(rootDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * Step Functions, for the rehearsal: each state machine of the template runs its definition as
+ * the template renders it (DefinitionString with its DefinitionSubstitutions resolved to the
+ * rehearsal's ARNs) in aws-local-stepfunctions. Every Task state is resolved by its Resource, as
+ * Step Functions would: a Lambda ARN invokes that function (lambda.ts); `lambda:invoke
+ * .waitForTaskToken` invokes FunctionName with its Payload and a task token of its own, then waits
+ * for the SendTaskSuccess or SendTaskFailure that reaches the gateway; `ecs:runTask.sync` runs the
+ * task (tasks.ts). The state machine's role must allow each (lambda:InvokeFunction, RunTask, …).
+ * State transitions are metered.
+ */
+import 'core-js/actual/promise/with-resolvers.js';
+import { randomUUID } from 'node:crypto';
+import { ExecutionError, StateMachine } from 'aws-local-stepfunctions';
+import type { Deployment } from './deploy.js';
+import type { TaskCallbacks } from './gateway.js';
+import type { IamPolicies } from './iam.js';
+import type { LambdaService } from './lambda.js';
+import type { Meter } from './meter.js';
+import { type EcsTasks, stateMachineRole } from './tasks.js';
+import { type Json, resolve, resolveString, resourcesOf } from './template.js';
+
+export interface DeployedStateMachine {
+  readonly logicalId: string;
+  readonly arn: string;
+  readonly name: string;
+  readonly roleArn: string;
+  readonly definition: Record<string, Json>;
+}
+
+export interface ExecutionOutcome {
+  readonly status: 'SUCCEEDED' | 'FAILED';
+  readonly output?: Json;
+  readonly error?: string;
+  readonly cause?: string;
+}
+
+type Handler = (input: Json) => Promise<Json>;
+
+function named(name: string, message: string): Error {
+  return Object.assign(new Error(message), { name });
+}
+
+export function stateMachinesOf(deployment: Deployment): DeployedStateMachine[] {
+  const { resolver, assembly } = deployment;
+  return resourcesOf(assembly.template, 'AWS::StepFunctions::StateMachine').map(([id, r]) => {
+    const p = r.Properties ?? {};
+    const values = resolve(resolver, p.DefinitionSubstitutions ?? {}) as Record<string, Json>;
+    const text = resolveString(resolver, p.DefinitionString ?? null).replace(
+      /\$\{([A-Za-z0-9]+)\}/g,
+      (whole, name: string) => (name in values ? String(values[name]) : whole),
+    );
+    const physical = resolver.physical.get(id);
+    return {
+      logicalId: id,
+      arn: physical?.ref ?? '',
+      name: physical?.attributes.Name ?? id,
+      roleArn: stateMachineRole(deployment, id),
+      definition: JSON.parse(text) as Record<string, Json>,
+    };
+  });
+}
+
+/** Every Task state of a definition, nested Map and Parallel states included. */
+function taskStates(states: Record<string, Json>): [string, Record<string, Json>][] {
+  return Object.entries(states).flatMap(([name, raw]) => {
+    const state = raw as Record<string, Json>;
+    const nested = [state.Iterator, state.ItemProcessor, ...((state.Branches ?? []) as Json[])]
+      .filter((s): s is Record<string, Json> => typeof s === 'object' && s !== null)
+      .flatMap((s) => taskStates(s.States as Record<string, Json>));
+    return state.Type === 'Task' ? [[name, state] as [string, Record<string, Json>], ...nested] : nested;
+  });
+}
+
+export class StepFunctions implements TaskCallbacks {
+  readonly machines: Map<string, DeployedStateMachine>;
+  private readonly waiting = new Map<
+    string,
+    { machine: string; settle: (output: Json, error?: Error) => void }
+  >();
+  /** Every task token handed out, by the state machine it belongs to (settled ones too). */
+  private readonly issued = new Map<string, string>();
+
+  constructor(
+    private readonly options: {
+      deployment: Deployment;
+      lambda: LambdaService;
+      tasks: EcsTasks;
+      iam: IamPolicies;
+      meter: Meter;
+    },
+  ) {
+    this.machines = new Map(
+      stateMachinesOf(options.deployment).flatMap((m) => [[m.arn, m] as const, [m.name, m] as const]),
+    );
+  }
+
+  stateMachineOf(token: string): string | undefined {
+    return this.issued.get(token);
+  }
+
+  isWaiting(token: string): boolean {
+    return this.waiting.has(token);
+  }
+
+  settle(options: { operation: string; body: Record<string, unknown> }): void {
+    const token = String(options.body.taskToken ?? '');
+    const waiter = this.waiting.get(token);
+    if (!waiter || options.operation === 'SendTaskHeartbeat') return;
+    this.waiting.delete(token);
+    if (options.operation === 'SendTaskSuccess')
+      waiter.settle(JSON.parse(String(options.body.output ?? 'null')) as Json);
+    else
+      waiter.settle(
+        null,
+        named(String(options.body.error ?? 'States.TaskFailed'), String(options.body.cause ?? '')),
+      );
+  }
+
+  private async authorize(
+    machine: DeployedStateMachine,
+    call: { action: string; resources: string[]; context?: Record<string, string> },
+  ) {
+    const decision = await this.options.iam.evaluate({
+      principal: machine.roleArn,
+      caller: machine.name,
+      ...call,
+    });
+    if (!decision.allowed)
+      throw named('States.Runtime', `the state machine's role may not: ${decision.detail}`);
+  }
+
+  private async invokeLambda(
+    machine: DeployedStateMachine,
+    options: { functionArn: string; payload: Json },
+  ): Promise<Json> {
+    const fn = this.options.lambda.functionNamed(options.functionArn);
+    await this.authorize(machine, { action: 'lambda:InvokeFunction', resources: [fn.arn] });
+    const result = await this.options.lambda.invoke(fn.arn, options.payload);
+    if (!result.ok) throw named(result.error.errorType, result.error.errorMessage);
+    return result.value;
+  }
+
+  private waitForToken(machine: DeployedStateMachine, token: string): Promise<Json> {
+    this.issued.set(token, machine.arn);
+    return new Promise((done, fail) => {
+      this.waiting.set(token, {
+        machine: machine.arn,
+        settle: (output, error) => (error ? fail(error) : done(output)),
+      });
+    });
+  }
+
+  private handlerOf(machine: DeployedStateMachine, state: Record<string, Json>): Handler {
+    const resource = String(state.Resource);
+    if (resource.startsWith('arn:aws:lambda:'))
+      return (input) => this.invokeLambda(machine, { functionArn: resource, payload: input });
+    if (resource === 'arn:aws:states:::lambda:invoke.waitForTaskToken')
+      return async (input) => {
+        const { FunctionName, Payload } = input as { FunctionName: string; Payload: Record<string, Json> };
+        // A token of this task's own: the local interpreter gives one per execution.
+        const token = `rehearsal-${randomUUID()}`;
+        const payload = JSON.parse(
+          JSON.stringify(Payload)
+            .split(JSON.stringify(Payload.taskToken ?? ''))
+            .join(JSON.stringify(token)),
+        ) as Json;
+        const result = this.waitForToken(machine, token);
+        await this.invokeLambda(machine, { functionArn: FunctionName, payload });
+        return result;
+      };
+    if (resource === 'arn:aws:states:::ecs:runTask.sync')
+      return (input) =>
+        this.options.tasks.runTask({
+          parameters: input as Record<string, Json>,
+          machine: machine.name,
+          machineRoleArn: machine.roleArn,
+        });
+    throw new Error(`rehearsal: the Task resource ${resource} is not supported`);
+  }
+
+  async startExecution(options: {
+    stateMachine: string;
+    input: Json;
+    name?: string;
+  }): Promise<ExecutionOutcome> {
+    const machine = this.machines.get(options.stateMachine);
+    if (!machine) throw new Error(`rehearsal: no state machine ${options.stateMachine}`);
+    const handlers = Object.fromEntries(
+      taskStates(machine.definition.States as Record<string, Json>).map(([name, state]) => [
+        name,
+        this.handlerOf(machine, state),
+      ]),
+    );
+    const runner = new StateMachine(machine.definition as never, { validationOptions: { noValidate: true } });
+    const executionName = options.name ?? randomUUID();
+    const execution = runner.run(options.input as never, {
+      overrides: { taskResourceLocalHandlers: handlers as never },
+      context: {
+        Execution: {
+          Name: executionName,
+          Id: `${machine.arn.replace(':stateMachine:', ':execution:')}:${executionName}`,
+        },
+        Task: { Token: 'rehearsal-execution-token' },
+      },
+    });
+    const counting = (async () => {
+      for await (const event of execution.eventLogs)
+        if ((event as { type?: string }).type === 'StateEntered') this.options.meter.transition();
+    })();
+    try {
+      const output = (await execution.result) as Json;
+      await counting;
+      return { status: 'SUCCEEDED', output };
+    } catch (error) {
+      await counting.catch(() => undefined);
+      if (!(error instanceof ExecutionError)) throw error;
+      const cause = (error as { cause?: { name?: string; message?: string; cause?: string } }).cause;
+      return {
+        status: 'FAILED',
+        error: cause?.name ?? 'States.Runtime',
+        cause: String(cause?.cause ?? cause?.message ?? error.message),
+      };
+    }
+  }
+}
