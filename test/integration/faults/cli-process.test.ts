@@ -190,7 +190,9 @@ describe('the lifeboat process killed mid-backup', () => {
       '--kubeconfig',
       source.kubeconfig,
     ]);
-    expect(refused.code).toBe(1);
+    // Refused as a bad request (the command checks the flag; ValidateBackup checks it again for
+    // requests that come another way: test/unit/functions/record-backup-failure).
+    expect(refused.code).toBe(2);
     expect(refused.err).toContain('backup.spec.ttl');
     expect(refused.err).not.toContain('RangeError');
     expect(await filesUnder(dir)).toEqual([]);
