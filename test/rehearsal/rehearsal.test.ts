@@ -299,7 +299,7 @@ describe('the deployment rehearsal of a backup and a restore', () => {
         backup: { metadata: { name: backupName }, spec: { includedNamespaces: [namespace] } },
       },
     });
-    expect(made).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed' } });
+    expect(made, JSON.stringify(made)).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed' } });
     const name = uniqueName('unfinished-restore');
     const remove = rehearsal.inject({
       caller: /FinalizeRestore$/,
