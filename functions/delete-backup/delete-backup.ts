@@ -7,12 +7,15 @@
  * claim last, so the name can be used again. Then the repository's garbage collection frees the
  * packs no other manifest references, and reports the bytes freed.
  *
- * Re-runnable: what is gone already is skipped. When a snapshot cannot be deleted the backup's
- * objects are kept (as Velero keeps the Backup when deletion has errors), so a later run can
+ * A backup whose run died (its claim's lease ran out with no `velero-backup.json`) is first
+ * recorded Failed (abandoned-backup.ts), then deleted like any other, with what the dead run left
+ * half-written. Re-runnable: what is gone already is skipped. When a snapshot cannot be deleted
+ * the backup's objects are kept (as Velero keeps the Backup when deletion has errors), so a later run can
  * finish the job. Never deletes a snapshot or manifest another backup names.
  */
 import { z } from 'zod';
 import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
 import {
   BackupInProgress,
   BackupRetained,
@@ -26,6 +29,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { GcReport } from '../../shared/ports/repository.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import { settleAbandonedBackup } from '../record-backup-failure/abandoned-backup.js';
 
 export interface DeleteBackupDeps {
   readonly store: ObjectStore;
@@ -33,7 +37,7 @@ export interface DeleteBackupDeps {
   readonly snapshotter?: Snapshotter;
   /** The repository's garbage collection (the data mover's gc job); unset, none runs. */
   readonly collectGarbage?: () => Promise<GcReport>;
-  /** What time it is (Object Lock retention ends); the system clock when unset. */
+  /** What time it is: when a claim's lease ran out, an Object Lock retention ends (default: the system's clock). */
   readonly clock?: Clock;
   readonly signal?: AbortSignal;
 }
@@ -218,6 +222,7 @@ async function deleteBackupObjects(
     await deps.store.delete(key, withSignal);
     objectsDeleted++;
   }
+  await deps.store.removeTemporaries?.(keys.dir);
   if (found.claimed) await deps.store.delete(keys.claim, withSignal);
   await deps.store.delete(keys.deletion, withSignal);
   return objectsDeleted;
@@ -232,6 +237,8 @@ export async function deleteBackup(
   const withSignal = signal ? { signal } : {};
   const keys = backupKeys(name);
   const deletion: Deletion = { name, keys, deps, withSignal };
+  // A backup whose run died is recorded Failed first: then it is deleted like any other.
+  await settleAbandonedBackup({ name }, { store, clock: deps.clock ?? systemClock, ...withSignal });
   const objects = await store.list(keys.dir, withSignal);
   const claimed = await store.exists(keys.claim, withSignal);
   const empty = { snapshotsDeleted: [], manifestsDeleted: [], objectsDeleted: 0, errors: [] };

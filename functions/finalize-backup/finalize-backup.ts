@@ -36,6 +36,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { FAST_GZIP, gunzipFast } from '../common/gzip.js';
 import { removeWorkData } from '../common/work-data.js';
+import { renewClaim } from '../common/name-claim.js';
 import { putOnce, putStreamOnce } from '../common/write-once.js';
 import { type FinalizedVolumes, finalizedVolumes } from './volumes.js';
 
@@ -309,6 +310,8 @@ export async function finalizeBackup(
     await removeWorkData({ store: deps.store, dir: backupWorkKeys(run).dir, ...withSignal });
     return outcomeOf(earlier);
   }
+  // A run found dead meanwhile (and recorded Failed) must not write a backup beside that record.
+  await renewClaim({ store: deps.store, key: keys.claim, runId: run.runId, clock: deps.clock });
   const { request, collected, source } = await readWorkingData(run, deps);
   const tally: ResultsTally = {
     results: emptyResults,

@@ -24,7 +24,7 @@ export function backupRecipeFunctions(
   options: { environment: Record<string, string>; store: BackupStore; clusters: readonly string[] },
 ): RecipeFunctions {
   const { environment, store, clusters } = options;
-  const work: StorageAccess = { writes: ['backupWork'] };
+  const work: StorageAccess = { writes: ['backupWork', 'backupClaims'] };
   return {
     // Reads the recipe's ConfigMap and lists what the request selects.
     collect: stepFunction(scope, 'CollectRecipeItems', {

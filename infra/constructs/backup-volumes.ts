@@ -29,7 +29,7 @@ export function backupVolumeFunctions(
     timeout: Duration.minutes(5),
     environment: options.environment,
     store: options.store,
-    access: { writes: ['backupWork'] },
+    access: { writes: ['backupWork', 'backupClaims'] },
     cluster: {
       clusters: options.clusters,
       accessPolicy: 'AmazonEKSAdminViewPolicy',

@@ -115,7 +115,8 @@ export class BackupWorkflow extends Construct {
       stepFunction(this, name, { ...options, environment, store });
     const { clusters } = props;
     const reads = { clusters, accessPolicy: 'AmazonEKSAdminViewPolicy' } as const;
-    const work: StorageAccess = { writes: ['backupWork'] };
+    // Every step renews its run's claim on the backup's name (a lease), and writes its working data.
+    const work: StorageAccess = { writes: ['backupWork', 'backupClaims'] };
     const minutes = Duration.minutes;
     // Reads a resource policy ConfigMap from the cluster and claims the backup's name.
     const validate = fn('ValidateBackup', {
@@ -139,7 +140,11 @@ export class BackupWorkflow extends Construct {
       access: work,
       cluster: { ...reads, kubernetesGroups: [HOOK_EXEC_GROUP, VOLUME_SNAPSHOT_GROUP] },
     });
-    const deadLetterFn = fn('ItemBlockDeadLetters', { memoryMb: 512, timeout: minutes(1), access: work });
+    const deadLetterFn = fn('ItemBlockDeadLetters', {
+      memoryMb: 512,
+      timeout: minutes(1),
+      access: { writes: ['backupWork'] },
+    });
     // The backup's own files, velero-backup.json last; then its run's working data goes.
     const backupFiles: StorageAccess = { writes: ['backups'], deletes: ['backupWork'] };
     const finalize = fn('FinalizeBackup', { memoryMb: 1769, timeout: minutes(15), access: backupFiles });
@@ -167,7 +172,7 @@ export class BackupWorkflow extends Construct {
     grantEbsSnapshots(worker.role as Role);
     this.hookRunner = new HookRunner(this, 'HookRunner', {
       store,
-      writes: ['backupWork'],
+      writes: ['backupWork', 'backupClaims'],
       // It backs up whole blocks, as a worker: their pods' hooks and their volumes' CSI snapshots.
       kubernetesGroups: [HOOK_EXEC_GROUP, VOLUME_SNAPSHOT_GROUP],
       clusters,

@@ -29,7 +29,7 @@ export function restoreVolumeFunctions(
     timeout: Duration.minutes(5),
     environment,
     store,
-    access: { writes: ['restoreWork'] },
+    access: { writes: ['restoreWork', 'restoreClaims'] },
   });
   // Waits for re-provisioned claims to bind, then patches their new PVs.
   const patchVolumes = stepFunction(scope, 'PatchProvisionedVolumes', {
@@ -37,7 +37,7 @@ export function restoreVolumeFunctions(
     timeout: Duration.minutes(5),
     environment,
     store,
-    access: { writes: ['restoreWork'] },
+    access: { writes: ['restoreWork', 'restoreClaims'] },
     cluster: {
       clusters: options.clusters,
       accessPolicy: 'AmazonEKSAdminViewPolicy',

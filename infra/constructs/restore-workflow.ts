@@ -35,6 +35,7 @@ export function restoreSubstitutions(functions: {
   hooks: IFunction;
   recipeHook: IFunction;
   finalize: IFunction;
+  recordFailure: IFunction;
   /** The hook runner's `${HookRunner…}` values (HookRunner.substitutions()). */
   hookRunner: Record<string, string>;
   /** The data mover's `${DataMover…}` values (DataMover.substitutions()). */
@@ -51,6 +52,7 @@ export function restoreSubstitutions(functions: {
     RestoreHooksFunctionArn: functions.hooks.functionArn,
     RunRestoreRecipeHookFunctionArn: functions.recipeHook.functionArn,
     FinalizeRestoreFunctionArn: functions.finalize.functionArn,
+    RecordRestoreFailureFunctionArn: functions.recordFailure.functionArn,
   };
 }
 
@@ -86,7 +88,8 @@ export class RestoreWorkflow extends Construct {
     };
     const fn = (name: string, options: Omit<StepFunctionOptions, 'environment' | 'store'>) =>
       stepFunction(this, name, { ...options, environment, store });
-    const work: StorageAccess = { writes: ['restoreWork'] };
+    // Every step renews its run's claim on the restore's name (a lease), and writes its working data.
+    const work: StorageAccess = { writes: ['restoreWork', 'restoreClaims'] };
     const reads = { clusters, accessPolicy: 'AmazonEKSAdminViewPolicy' } as const;
     const execs = { clusters, kubernetesGroups: [HOOK_EXEC_GROUP] };
     const minutes = Duration.minutes;
@@ -121,13 +124,29 @@ export class RestoreWorkflow extends Construct {
     const finalize = fn('FinalizeRestore', {
       memoryMb: 1024,
       timeout: minutes(15),
+      access: { writes: ['restores', 'restoreRecords', 'restoreClaims'], deletes: ['restoreWork'] },
+    });
+    // The Catch: records a restore that failed as a whole, with what it had done.
+    const recordFailure = fn('RecordRestoreFailure', {
+      memoryMb: 1024,
+      timeout: minutes(5),
       access: { writes: ['restores', 'restoreRecords'], deletes: ['restoreWork'] },
     });
-    const invoked = [validate, plan, restoreVolumes, phase, patchVolumes, hooks, recipeHook, finalize];
+    const invoked = [
+      validate,
+      plan,
+      restoreVolumes,
+      phase,
+      patchVolumes,
+      hooks,
+      recipeHook,
+      finalize,
+      recordFailure,
+    ];
     acknowledgeStepFunctions(this, { store, invokedByStateMachine: invoked });
     this.hookRunner = new HookRunner(this, 'HookRunner', {
       store,
-      writes: ['restoreWork'],
+      writes: ['restoreWork', 'restoreClaims'],
       kubernetesGroups: [HOOK_EXEC_GROUP],
       clusters,
       ...(props.hookRunnerVpc ? { vpc: props.hookRunnerVpc } : {}),
@@ -157,6 +176,7 @@ export class RestoreWorkflow extends Construct {
         hooks,
         recipeHook,
         finalize,
+        recordFailure,
         hookRunner: this.hookRunner.substitutions(),
         dataMover: this.dataMover.substitutions(),
       }),

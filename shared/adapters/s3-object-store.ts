@@ -1,7 +1,8 @@
 /**
  * The object store on S3 (or any S3 endpoint): keys under an optional prefix, conditional
  * writes with If-None-Match, multipart streaming for large objects. The SDK retries throttling
- * and 5xx with backoff.
+ * and 5xx with backoff; what still fails after its retries (SlowDown, 5xx, an endpoint that went
+ * away) is a RetryableError, so the step or message is tried again, never failed for good.
  */
 
 import { Readable } from 'node:stream';
@@ -17,6 +18,22 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { AlreadyExists } from '../domain/errors.js';
 import type { ObjectStore, PutOptions, Retention } from '../ports/object-store.js';
+import { awsErrorOf } from './aws-errors.js';
+
+/** S3's codes that mean "later". */
+const RETRYABLE_CODES: ReadonlySet<string> = new Set([
+  'SlowDown',
+  'InternalError',
+  'ServiceUnavailable',
+  'RequestTimeout',
+  'RequestTimeTooSkewed',
+  'OperationAborted',
+]);
+
+/** What a failed S3 call becomes (aws-errors.ts): retryable when a later try may succeed. */
+function s3Error(error: unknown, what: string, signal?: AbortSignal): unknown {
+  return awsErrorOf(error, { what, signal, service: S3ServiceException, retryableCodes: RETRYABLE_CODES });
+}
 
 function status(error: unknown): number | undefined {
   return error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
@@ -61,7 +78,7 @@ export class S3ObjectStore implements ObjectStore {
       );
     } catch (error) {
       if (options?.ifNoneMatch && status(error) === 412) throw new AlreadyExists(`object ${key}`);
-      throw error;
+      throw s3Error(error, `PutObject ${key}`, options?.signal);
     }
   }
 
@@ -87,7 +104,7 @@ export class S3ObjectStore implements ObjectStore {
       await upload.done();
     } catch (error) {
       if (options?.ifNoneMatch && status(error) === 412) throw new AlreadyExists(`object ${key}`);
-      throw error;
+      throw s3Error(error, `upload of ${key}`, options?.signal);
     } finally {
       options?.signal?.removeEventListener('abort', abort);
     }
@@ -118,7 +135,7 @@ export class S3ObjectStore implements ObjectStore {
       return await res.Body?.transformToByteArray();
     } catch (error) {
       if (status(error) === 404) return undefined;
-      throw error;
+      throw s3Error(error, `GetObject ${key}`, options?.signal);
     }
   }
 
@@ -133,7 +150,7 @@ export class S3ObjectStore implements ObjectStore {
       return res.Body as AsyncIterable<Uint8Array> | undefined;
     } catch (error) {
       if (status(error) === 404) return undefined;
-      throw error;
+      throw s3Error(error, `GetObject ${key}`, options?.signal);
     }
   }
 
@@ -157,7 +174,7 @@ export class S3ObjectStore implements ObjectStore {
       if (status(error) === 404) return undefined;
       // A range starting past the end: the object exists, it has no bytes there.
       if (status(error) === 416) return new Uint8Array(0);
-      throw error;
+      throw s3Error(error, `GetObject ${key} (range)`, options?.signal);
     }
   }
 
@@ -169,7 +186,7 @@ export class S3ObjectStore implements ObjectStore {
       return true;
     } catch (error) {
       if (status(error) === 404) return false;
-      throw error;
+      throw s3Error(error, `HeadObject ${key}`, options?.signal);
     }
   }
 
@@ -177,10 +194,18 @@ export class S3ObjectStore implements ObjectStore {
     const keys: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ContinuationToken: token }),
-        { abortSignal: options?.signal },
-      );
+      const page = await this.client
+        .send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: this.key(prefix),
+            ContinuationToken: token,
+          }),
+          { abortSignal: options?.signal },
+        )
+        .catch((error: unknown) => {
+          throw s3Error(error, `ListObjectsV2 ${prefix}`, options?.signal);
+        });
       for (const object of page.Contents ?? [])
         if (object.Key) keys.push(object.Key.slice(this.prefix.length));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -189,8 +214,12 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async delete(key: string, options?: { signal?: AbortSignal }): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }), {
-      abortSignal: options?.signal,
-    });
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }), {
+        abortSignal: options?.signal,
+      });
+    } catch (error) {
+      throw s3Error(error, `DeleteObject ${key}`, options?.signal);
+    }
   }
 }

@@ -60,6 +60,17 @@ export class BackupRetained extends LifeboatError {
   }
 }
 
+/**
+ * The run's claim on its name was found dead (its lease ran out) or taken: the run stops and
+ * writes nothing more, since its failure was recorded by whoever found it.
+ */
+export class RunAbandoned extends LifeboatError {
+  constructor(reason: string) {
+    super(`the run was given up: ${reason}`);
+    this.name = 'RunAbandoned';
+  }
+}
+
 /** A transient failure (throttling, 429/5xx, SlowDown, network): the step may be retried. */
 export class RetryableError extends LifeboatError {
   override readonly retryable: boolean = true;

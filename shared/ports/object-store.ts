@@ -40,4 +40,10 @@ export interface ObjectStore {
   delete(key: string, options?: { signal?: AbortSignal }): Promise<void>;
   /** The Object Lock retention of an object, where the store keeps one (S3). */
   retentionOf?(key: string, options?: { signal?: AbortSignal }): Promise<Retention | undefined>;
+  /**
+   * Removes what writers that are gone left half-written under the prefix (a directory's
+   * temporary files of processes no longer running); the count removed. Optional: S3 has no
+   * such objects (an unfinished multipart upload is not an object).
+   */
+  removeTemporaries?(prefix: string): Promise<number>;
 }

@@ -83,6 +83,7 @@ describe('the Lifeboat stack', () => {
       'HookRunnerTaskDefinitionArn',
       'PatchProvisionedVolumesFunctionArn',
       'PlanRestoreFunctionArn',
+      'RecordRestoreFailureFunctionArn',
       'RestoreHooksFunctionArn',
       'RestorePhaseFunctionArn',
       'RestoreVolumesFunctionArn',

@@ -321,6 +321,58 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     expect(await keysUnder(`plugins/lifeboat/work/backups/${name}/`)).toEqual([]);
   });
 
+  it('records a restore whose finalizing fails as Failed, with the reason and what it restored', {
+    timeout: LONG,
+  }, async () => {
+    const namespace = await smallNamespace();
+    const backupName = uniqueName('to-fail');
+    const made = await rehearsal.start('backup', {
+      request: {
+        cluster: 'rehearsal',
+        backup: { metadata: { name: backupName }, spec: { includedNamespaces: [namespace] } },
+      },
+    });
+    expect(made, JSON.stringify(made)).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed' } });
+    const name = uniqueName('unfinished-restore');
+    const remove = rehearsal.inject({
+      caller: /FinalizeRestore$/,
+      operation: 'PutObject',
+      path: new RegExp(name),
+      status: 403,
+      code: 'AccessDenied',
+    });
+    try {
+      const outcome = await rehearsal.start('restore', {
+        request: {
+          cluster: 'rehearsal',
+          restore: {
+            metadata: { name },
+            spec: { backupName, namespaceMapping: { [namespace]: uniqueName('failed-target') } },
+          },
+        },
+      });
+      expect(outcome).toMatchObject({ status: 'FAILED', error: 'RestoreFailed' });
+    } finally {
+      remove();
+    }
+    const env = testEnv();
+    const s3 = new S3Client({
+      endpoint: env.aws.endpoint,
+      region: env.aws.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    const stored = await s3.send(
+      new GetObjectCommand({ Bucket: rehearsal.bucket, Key: `plugins/lifeboat/restores/${name}.json` }),
+    );
+    const record = JSON.parse(await (stored.Body?.transformToString() ?? '{}')) as {
+      status?: { phase?: string; failureReason?: string; progress?: { itemsRestored?: number } };
+    };
+    expect(record.status?.phase).toBe('Failed');
+    expect(record.status?.failureReason).toMatch(/AccessDenied/);
+    expect(record.status?.progress?.itemsRestored).toBeGreaterThan(0);
+  });
+
   it('has run every function of the template, so each handler was invoked as deployed', () => {
     const invoked = rehearsal.report().usage.invocationsByFunction;
     const never = [...new Set([...rehearsal.lambda.functions.values()].map((f) => f.name))].filter(

@@ -7,6 +7,10 @@
 
 const LIFEBOAT = 'plugins/lifeboat';
 
+/** Where the claims on backup and restore names live, one `<name>.json` each. */
+export const BACKUP_CLAIMS_DIR = `${LIFEBOAT}/claims/backups/`;
+export const RESTORE_CLAIMS_DIR = `${LIFEBOAT}/claims/restores/`;
+
 export const backupKeys = (name: string) => {
   const dir = `backups/${name}/`;
   return {
@@ -21,7 +25,7 @@ export const backupKeys = (name: string) => {
     volumeSnapshots: `${dir}${name}-volumesnapshots.json.gz`,
     podVolumeBackups: `${dir}${name}-podvolumebackups.json.gz`,
     /** Held from validation on, so two runs can never write the same backup. Never expires. */
-    claim: `${LIFEBOAT}/claims/backups/${name}.json`,
+    claim: `${BACKUP_CLAIMS_DIR}${name}.json`,
     /**
      * Written when a deletion starts, removed with the claim: a deletion stopped after
      * `velero-backup.json` went can be run again (the claim alone means a backup still running).
@@ -81,7 +85,7 @@ export const restoreKeys = (name: string) => {
     volumeInfo: `${dir}${name}-volumeinfo.json.gz`,
     /** Lifeboat's record of the restore (Velero keeps it as a cluster object). */
     status: `${LIFEBOAT}/restores/${name}.json`,
-    claim: `${LIFEBOAT}/claims/restores/${name}.json`,
+    claim: `${RESTORE_CLAIMS_DIR}${name}.json`,
   };
 };
 
