@@ -7,7 +7,7 @@
  */
 import { type ArchiveItem, readBackupArchive } from '../../shared/adapters/backup-archive-reader.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { prepareForRestore, skipReason } from '../../shared/domain/restore/item.js';
+import { prepareForRestore, skipNotice } from '../../shared/domain/restore/item.js';
 import { restorable } from '../../shared/domain/restore/order.js';
 import { placedAtPath } from '../../shared/domain/restore/placement.js';
 import { backupKeys } from '../../shared/domain/storage/keys.js';
@@ -33,8 +33,15 @@ async function takeEntry(planning: Planning, read: ArchiveItem): Promise<void> {
   if (placed.warning)
     found.placementWarnings.set(itemKey(read.groupResource, read.namespace, read.name), placed.warning);
   const gr = entry.groupResource;
-  if (!restorable(gr) || skipReason(gr, entry.object) !== undefined) {
+  if (!restorable(gr)) {
     found.skipped++;
+    return;
+  }
+  const notice = skipNotice(gr, entry.object);
+  if (notice !== undefined) {
+    found.skipped++;
+    if (selects(planning.selection, entry))
+      found.notRestored.push({ groupResource: gr, namespace: entry.namespace, name: entry.name, notice });
     return;
   }
   if (gr === 'namespaces') {

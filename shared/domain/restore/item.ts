@@ -80,6 +80,20 @@ export function skipReason(groupResource: string, object: Json): string | undefi
   return undefined;
 }
 
+/**
+ * Velero's restore log line for an object it does not restore (restore.go restoreItem):
+ * completed pods and jobs, and mirror pods. Undefined for anything restored.
+ */
+export function skipNotice(groupResource: string, object: Json): string | undefined {
+  const reason = skipReason(groupResource, object);
+  if (reason === undefined) return undefined;
+  if (reason === 'a mirror pod is managed by its kubelet')
+    return "Not restoring pod because it's a mirror pod";
+  const metadata = obj(object.metadata);
+  const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
+  return `${namespace ? `${namespace}/` : ''}${String(metadata.name ?? '')} is complete - skipping`;
+}
+
 export function mappedNamespace(
   namespace: string,
   mapping: Readonly<Record<string, string>> | undefined,
