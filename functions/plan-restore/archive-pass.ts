@@ -23,6 +23,18 @@ export async function readArchiveItems(planning: Planning): Promise<void> {
   await readBackupArchive({ body, onItem: (entry) => takeEntry(planning, entry) });
 }
 
+/** What Velero never restores: counted, and a selected one noted with Velero's log line. */
+function notRestored(planning: Planning, entry: ArchiveItem): boolean {
+  const { found } = planning;
+  const gr = entry.groupResource;
+  const notice = restorable(gr) ? skipNotice(gr, entry.object) : 'not restorable';
+  if (notice === undefined) return false;
+  found.skipped++;
+  if (restorable(gr) && selects(planning.selection, entry))
+    found.notRestored.push({ groupResource: gr, namespace: entry.namespace, name: entry.name, notice });
+  return true;
+}
+
 async function takeEntry(planning: Planning, read: ArchiveItem): Promise<void> {
   // Velero reads the plain path; the version folders are copies.
   if (read.version) return;
@@ -33,17 +45,7 @@ async function takeEntry(planning: Planning, read: ArchiveItem): Promise<void> {
   if (placed.warning)
     found.placementWarnings.set(itemKey(read.groupResource, read.namespace, read.name), placed.warning);
   const gr = entry.groupResource;
-  if (!restorable(gr)) {
-    found.skipped++;
-    return;
-  }
-  const notice = skipNotice(gr, entry.object);
-  if (notice !== undefined) {
-    found.skipped++;
-    if (selects(planning.selection, entry))
-      found.notRestored.push({ groupResource: gr, namespace: entry.namespace, name: entry.name, notice });
-    return;
-  }
+  if (notRestored(planning, entry)) return;
   if (gr === 'namespaces') {
     found.namespaceObjects.set(entry.name, {
       groupResource: gr,
