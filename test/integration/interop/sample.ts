@@ -3,10 +3,12 @@
  * ConfigMaps, Secrets, a CRD with custom resources) plus what the differences between Velero and
  * Lifeboat were found on: a RoleBinding and a ClusterRoleBinding whose subject is a
  * ServiceAccount of the namespace, a NodePort Service with an assigned port, a headless Service,
- * a Job with a manual selector, binary and unicode data, and an unbound PVC.
+ * a Job with a manual selector, a Job that has completed (KWOK completes its pod), binary and
+ * unicode data, and an unbound PVC.
  */
 import { BatchV1Api, CoreV1Api, type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { installSampleApp, type SampleApp } from '../../fixtures/sample-app.js';
+import { waitFor } from '../support/wait.js';
 
 export interface InteropSample {
   readonly app: SampleApp;
@@ -107,6 +109,25 @@ async function addManualSelectorJob(kc: KubeConfig, namespace: string): Promise<
   });
 }
 
+/** A Job whose pod KWOK completes: both tools must leave it (and its pod) out of a restore. */
+async function addCompletedJob(kc: KubeConfig, namespace: string): Promise<void> {
+  const batch = kc.makeApiClient(BatchV1Api);
+  await batch.createNamespacedJob({
+    namespace,
+    body: {
+      metadata: { name: 'done' },
+      spec: {
+        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'done', image: 'done:1.0' }] } },
+      },
+    },
+  });
+  await waitFor(
+    'the job to complete',
+    async () => (await batch.readNamespacedJob({ namespace, name: 'done' })).status?.completionTime,
+    { timeoutMs: 120_000 },
+  );
+}
+
 export async function installInteropSample(kc: KubeConfig, suffix: string): Promise<InteropSample> {
   const app = await installSampleApp(kc, suffix);
   const shop = app.namespaces.shop;
@@ -115,5 +136,6 @@ export async function installInteropSample(kc: KubeConfig, suffix: string): Prom
   await addServices(kc, shop);
   await addData(kc, shop);
   await addManualSelectorJob(kc, shop);
+  await addCompletedJob(kc, shop);
   return { app, namespaces: [shop, app.namespaces.db], clusterRoleBinding };
 }
