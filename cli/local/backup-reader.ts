@@ -1,9 +1,16 @@
 /**
  * Reads what a backup location holds about backups: documents, resource lists, results,
  * volumes-info and item operations, each through the bounded reader of a backup's files (a file
- * that is too large, a gzip bomb or not what it should be is refused, naming it).
+ * that is too large, a gzip bomb or not what it should be is refused, naming it). A backup whose
+ * run died is recorded Failed first (abandoned-backup.ts); one still running is shown InProgress.
  */
+import {
+  inProgressDocument,
+  settleAbandonedBackup,
+  settleClaimedBackups,
+} from '../../functions/record-backup-failure/abandoned-backup.js';
 import { readBackupDocument, readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
 import {
   storedItemOperations,
   storedResourceList,
@@ -28,6 +35,8 @@ export interface StoredBackup {
 
 /** A backup's document and side files; undefined when it has no `velero-backup.json`. */
 export async function readBackup(store: ObjectStore, name: string): Promise<StoredBackup | undefined> {
+  const found = await settleAbandonedBackup({ name }, { store, clock: systemClock });
+  if (found.state === 'running') return { document: inProgressDocument(name, found.claim) };
   const document = await readBackupDocument(store, name);
   if (!document) return undefined;
   const resourceList = await readStoredJson(store, backupFile(name, 'resourceList'), {
@@ -59,6 +68,7 @@ export async function readBackup(store: ObjectStore, name: string): Promise<Stor
 export async function listBackups(
   store: ObjectStore,
 ): Promise<{ documents: BackupDocument[]; unreadable: string[] }> {
+  const running = await settleClaimedBackups({ store, clock: systemClock });
   const names = (await store.list('backups/'))
     .filter((k) => k.endsWith('/velero-backup.json'))
     .map((k) => k.slice('backups/'.length, -'/velero-backup.json'.length));
@@ -73,6 +83,9 @@ export async function listBackups(
       unreadable.push(error.message);
     }
   }
+  // A run that finished since it was looked at is listed once, as stored.
+  const stored = new Set(documents.map((d) => d.metadata.name));
+  documents.push(...running.filter((d) => !stored.has(d.metadata.name)));
   documents.sort((a, b) => b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp));
   return { documents, unreadable };
 }
@@ -86,6 +99,9 @@ export async function backupsToGet(
   name?: string,
 ): Promise<{ documents: BackupDocument[]; unreadable: string[] }> {
   if (!name) return listBackups(store);
+  const found = await settleAbandonedBackup({ name }, { store, clock: systemClock });
+  if (found.state === 'running')
+    return { documents: [inProgressDocument(name, found.claim)], unreadable: [] };
   const document = await readBackupDocument(store, name);
   return { documents: document ? [document] : [], unreadable: [] };
 }

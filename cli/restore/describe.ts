@@ -1,8 +1,11 @@
 /**
  * `lifeboat restore describe NAME`: the restore's record, its warnings and errors with their
- * text, and (with --details, or in JSON or YAML) what it restored.
+ * text, and (with --details, or in JSON or YAML) what it restored. A restore whose run died is
+ * recorded Failed first (abandoned-restore.ts).
  */
+import { settleAbandonedRestore } from '../../functions/record-restore-failure/abandoned-restore.js';
 import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
 import { storedResults } from '../../shared/contracts/backup-files.js';
 import { storedRestoreRecord, storedRestoreResourceList } from '../../shared/contracts/restore-files.js';
 import { restoreFile } from '../../shared/domain/storage/stored-files.js';
@@ -19,6 +22,12 @@ export async function describeRestore({
 }: VerbCall<typeof restoreDescribeFlags>): Promise<number> {
   const form = outputForm(values.output);
   const store = await localStore(values, { mustExist: true });
+  // A restore whose run died is recorded Failed first; one still running says so.
+  const found = await settleAbandonedRestore({ name }, { store, clock: systemClock });
+  if (found.state === 'running') {
+    io.out.write(`Name:   ${name}\nPhase:  InProgress (run ${found.claim.runId})\n`);
+    return 0;
+  }
   // Each file read within its limits: one that is not what it should be fails, naming it.
   const document = await readStoredJson(store, restoreFile(name, 'status'), {
     schema: storedRestoreRecord,

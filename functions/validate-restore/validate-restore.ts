@@ -24,6 +24,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName, nameTaken } from '../common/name-claim.js';
 import { type ResolvedRecipe, resolveRecipeReference } from '../common/recipe-reference.js';
+import { settleAbandonedRestore } from '../record-restore-failure/abandoned-restore.js';
 import { movedVolumeKeyProblems } from './moved-volume-key.js';
 import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
 import { restoreHookProblems } from './restore-hooks.js';
@@ -34,6 +35,8 @@ export interface ValidateRestoreDeps {
   /** The target cluster by the request's name, to read a resource modifier ConfigMap from. */
   readonly clusterNamed?: (name: string) => Promise<ClusterReader>;
   readonly signal?: AbortSignal;
+  /** The lease the run's claim on its name carries (default: a deployed run's). */
+  readonly claimLeaseSeconds?: number;
 }
 
 const rejected = rejectedRequest;
@@ -189,11 +192,36 @@ async function startRun(options: {
   const key = restoreKeys(name).claim;
   const taken = run.dryRun
     ? await nameTaken({ store: deps.store, key })
-    : (await claimName({ store: deps.store, key, runId: options.runId, startedAt })).taken;
-  if (taken)
-    return rejected([{ path: 'restore.metadata.name', message: `a restore named "${name}" already exists` }]);
+    : (
+        await claimName({
+          store: deps.store,
+          key,
+          runId: options.runId,
+          startedAt,
+          run,
+          ...(deps.claimLeaseSeconds ? { leaseSeconds: deps.claimLeaseSeconds } : {}),
+        })
+      ).taken;
+  if (taken) return rejected([await takenProblem(name, deps)]);
   await writeWorkingData({ store: deps.store, run, request, checks: options.checks });
   return { valid: true, run };
+}
+
+/** Why the name is taken; a dead run's restore is recorded Failed now (abandoned-restore.ts). */
+async function takenProblem(name: string, deps: ValidateRestoreDeps): Promise<FieldProblem> {
+  const path = 'restore.metadata.name';
+  const found = await settleAbandonedRestore({ name }, deps);
+  if (found.state === 'running')
+    return {
+      path,
+      message: `a restore named "${name}" already exists and is in progress (run ${found.claim.runId})`,
+    };
+  if (found.state === 'stored' && found.abandoned)
+    return {
+      path,
+      message: `a restore named "${name}" already exists: its run died and it is now recorded Failed (${found.abandoned})`,
+    };
+  return { path, message: `a restore named "${name}" already exists` };
 }
 
 /** The request, and the recipe and resource modifiers as resolved, for the steps that follow. */

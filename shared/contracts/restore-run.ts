@@ -133,6 +133,11 @@ export const restoreChunk = z.strictObject({
   run: restoreRun,
   phase: restorePhase.pick({ index: true, groupResource: true }),
   chunk: z.number().int().nonnegative(),
+  /**
+   * The step's retries are spent (the state machine's Catch): an item the cluster still refuses
+   * with 429/5xx is recorded as failed, naming it, instead of failing the chunk again.
+   */
+  lastAttempt: z.boolean().optional(),
 });
 export type RestoreChunk = z.infer<typeof restoreChunk>;
 

@@ -47,6 +47,30 @@ export class BackupInProgress extends LifeboatError {
   }
 }
 
+/** A backup under S3 Object Lock cannot be deleted before its retention ends. */
+export class BackupRetained extends LifeboatError {
+  readonly until: Date;
+
+  constructor(name: string, retention: { mode: string; until: Date }) {
+    super(
+      `backup ${name} is retained by S3 Object Lock (${retention.mode} mode) until ${retention.until?.toISOString()}: it cannot be deleted before`,
+    );
+    this.name = 'BackupRetained';
+    this.until = retention.until;
+  }
+}
+
+/**
+ * The run's claim on its name was found dead (its lease ran out) or taken: the run stops and
+ * writes nothing more, since its failure was recorded by whoever found it.
+ */
+export class RunAbandoned extends LifeboatError {
+  constructor(reason: string) {
+    super(`the run was given up: ${reason}`);
+    this.name = 'RunAbandoned';
+  }
+}
+
 /** A transient failure (throttling, 429/5xx, SlowDown, network): the step may be retried. */
 export class RetryableError extends LifeboatError {
   override readonly retryable: boolean = true;

@@ -45,7 +45,7 @@ async function storeWithBackups(): Promise<LocalDirectoryStore> {
     const keys = backupKeys(name);
     await store.put(keys.metadata, JSON.stringify({ metadata: { name } }));
     await store.put(keys.contents, 'tar');
-    await store.put(keys.claim, '{}');
+    await store.put(keys.claim, liveClaim());
     await store.put(
       keys.volumeInfo,
       json([
@@ -74,6 +74,12 @@ async function storeWithBackups(): Promise<LocalDirectoryStore> {
   await store.put(repositoryKeys.format, '{}');
   return store;
 }
+
+/** The claim of a run that renewed it just now: a backup in progress. */
+const liveClaim = (): string => {
+  const now = new Date().toISOString();
+  return JSON.stringify({ runId: 'run-1', startedAt: now, heartbeatAt: now, leaseSeconds: 3600 });
+};
 
 describe('deleting a backup', () => {
   it('deletes its snapshots (named, or tagged by a failed run), its manifests, its objects and its claim, then collects garbage', async () => {
