@@ -3,7 +3,8 @@
  * records. The file is read in 1 MiB pieces, cut by content-defined chunking, each chunk put as a
  * blob; a sparse file's zero blocks are left out as holes (the chunker restarts after each), so
  * the pieces `[offset, length, blob]` have gaps where the holes are. Memory: the caller's read
- * buffer, one chunk, and at most one content list of pending pieces.
+ * buffer and chunker (both reused from file to file), one chunk, and at most one content list of
+ * pending pieces.
  * Never: keep a view of the read buffer past a read (the chunker copies).
  */
 import type { FileHandle } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import type { FileChunking } from '../../shared/contracts/repository.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import {
   type ChunkingParams,
-  ContentChunker,
+  type ContentChunker,
   FILE_CHUNKING,
   FILE_CHUNKING_ALGORITHM,
 } from '../../shared/domain/files/content-chunker.js';
@@ -64,7 +65,8 @@ export async function storeFileContent(options: {
   /** Look for holes (zero blocks) to leave out. */
   sparse: boolean;
   writer: RepositoryWriter;
-  chunking: ChunkingParams;
+  /** Reused from file to file (reset here): a chunker per file would allocate its chunk buffer each time. */
+  chunker: ContentChunker;
   /** Reused read buffer of FILE_READ_BYTES. */
   buffer: Uint8Array;
   onRead: (bytes: number) => void;
@@ -73,7 +75,9 @@ export async function storeFileContent(options: {
 }): Promise<StoredContent> {
   const { handle, sparse, writer, buffer, signal } = options;
   const signalOption = signal ? { signal } : {};
-  const chunker = new ContentChunker(options.chunking);
+  const { chunker } = options;
+  // A previous file may have ended midway (vanished, aborted): this one starts a stream of its own.
+  chunker.reset();
   const pieces: ContentPiece[] = [];
   const lists: BlobId[] = [];
   const putList = async (listed: readonly ContentPiece[]): Promise<void> => {

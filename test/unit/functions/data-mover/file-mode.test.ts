@@ -396,9 +396,11 @@ describe('file mode round trip', () => {
       root,
       manifestId: 'vanishing',
       chunking: CHUNKING,
-      // Listed, then deleted once the first file is done: the walk finds it gone.
+      // One file read at a time: the second is opened only once the first is read.
+      concurrency: 1,
+      // Listed, then deleted while the first file is read: the backup finds it gone.
       onProgress: (p) => {
-        if (p.filesDone === 1) rmSync(join(root, 'z-later'), { force: true });
+        if (p.bytesDone > 0) rmSync(join(root, 'z-later'), { force: true });
       },
     });
     expect(result.skipped).toEqual([{ path: 'z-later', reason: 'vanished during the backup' }]);
