@@ -59,25 +59,26 @@ export function chunkingOf(recorded: FileChunking | undefined): ChunkingParams {
 
 export type StoredContent = Pick<FileEntry, 'size' | 'content' | 'contentLists'>;
 
-/** Reads an open file to its end and stores its chunks; returns its size and pieces. */
-export async function storeFileContent(options: {
-  handle: FileHandle;
+export interface FileContentOptions {
+  readonly handle: FileHandle;
   /** Look for holes (zero blocks) to leave out. */
-  sparse: boolean;
-  writer: RepositoryWriter;
+  readonly sparse: boolean;
+  readonly writer: RepositoryWriter;
   /** Reused from file to file (reset here): a chunker per file would allocate its chunk buffer each time. */
-  chunker: ContentChunker;
+  readonly chunker: ContentChunker;
   /** Reused read buffer of FILE_READ_BYTES. */
-  buffer: Uint8Array;
-  onRead: (bytes: number) => void;
-  onChunk: (write: BlobWrite) => void;
-  signal?: AbortSignal;
-}): Promise<StoredContent> {
+  readonly buffer: Uint8Array;
+  readonly onRead: (bytes: number) => void;
+  readonly onChunk: (write: BlobWrite) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** Reads an open file to its end and stores its chunks; returns its size and pieces. */
+export async function storeFileContent(options: FileContentOptions): Promise<StoredContent> {
   const { handle, sparse, writer, buffer, signal } = options;
   const signalOption = signal ? { signal } : {};
-  const { chunker } = options;
   // A previous file may have ended midway (vanished, aborted): this one starts a stream of its own.
-  chunker.reset();
+  options.chunker.reset();
   const pieces: ContentPiece[] = [];
   const lists: BlobId[] = [];
   const putList = async (listed: readonly ContentPiece[]): Promise<void> => {
@@ -96,10 +97,10 @@ export async function storeFileContent(options: {
   };
   const feed = async (data: Uint8Array, at: number): Promise<void> => {
     chunkAt ??= at;
-    for (const chunk of chunker.push(data)) await emit(chunk);
+    for (const chunk of options.chunker.push(data)) await emit(chunk);
   };
   const endRegion = async (): Promise<void> => {
-    const last = chunker.finish();
+    const last = options.chunker.finish();
     if (last) await emit(last);
     chunkAt = undefined;
   };
