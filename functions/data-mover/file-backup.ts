@@ -60,7 +60,10 @@ export interface SkippedEntry {
 }
 
 export interface FileBackupOptions {
-  readonly repository: Pick<Repository, 'writer' | 'writeManifest' | 'readManifest' | 'getBlob'>;
+  readonly repository: Pick<
+    Repository,
+    'writer' | 'writeManifest' | 'readManifest' | 'getBlob' | 'forEachBlob'
+  >;
   readonly clock: Clock;
   /** The mounted directory to back up. */
   readonly root: string;
@@ -106,7 +109,7 @@ class TreeBackup {
   private readonly readers: FileReaders;
   /** Entries of one directory started and not yet settled, at most. */
   private readonly windowSize: number;
-  private readonly parent: ParentSnapshot | undefined;
+  readonly parent: ParentSnapshot | undefined;
 
   constructor(
     private readonly options: FileBackupOptions,
@@ -319,6 +322,7 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
     // flushing nothing waits for that: the parent's blobs are then seen, and reused unread.
     if (parentRoot) await writer.flush(signal ? { signal } : {});
     const backup = new TreeBackup(options, writer);
+    if (parentRoot) await backup.parent?.prefetch(parentRoot);
     if (options.measure !== false) await backup.measure(root);
     const rootTree = await backup.directory({
       path: root,

@@ -40,6 +40,7 @@ import {
 import type { BlobId, Repository } from '../../shared/ports/repository.js';
 import { PackRestore, type PendingFile } from './file-pack-restore.js';
 import { type FileTimes, fileTimes } from './file-times.js';
+import { TreeBlobsAhead } from './file-tree-ahead.js';
 
 /** Deeper than any real tree (PATH_MAX is 4096 bytes): a hostile tree cannot recurse forever. */
 const MAX_DEPTH = 2048;
@@ -87,6 +88,8 @@ class TreeRestore {
   private bytesDone = 0;
   private readonly ownership: boolean;
   readonly contents: PackRestore;
+  /** The tree's blobs, read ahead by pack. */
+  readonly trees: TreeBlobsAhead;
 
   constructor(
     private readonly options: FileRestoreOptions,
@@ -95,6 +98,7 @@ class TreeRestore {
     private readonly times: FileTimes,
   ) {
     this.ownership = options.ownership ?? process.getuid?.() === 0;
+    this.trees = new TreeBlobsAhead(options);
     this.contents = new PackRestore({
       repository: options.repository,
       concurrency: options.concurrency ?? 4,
@@ -108,10 +112,6 @@ class TreeRestore {
     });
   }
 
-  private signalOption(): { signal?: AbortSignal } {
-    return this.options.signal ? { signal: this.options.signal } : {};
-  }
-
   private progress(): void {
     this.options.onProgress?.({
       bytesDone: this.bytesDone,
@@ -121,7 +121,7 @@ class TreeRestore {
   }
 
   private async blob(id: BlobId): Promise<Uint8Array> {
-    return this.options.repository.getBlob(id, this.signalOption());
+    return this.trees.get(id);
   }
 
   async treePage(id: BlobId): Promise<TreeBlob> {
@@ -283,6 +283,7 @@ export async function restoreFileTree(options: FileRestoreOptions): Promise<File
   const times = options.times ?? fileTimes();
   const restore = new TreeRestore(options, root, manifest.stats.totalBytes, times);
   try {
+    await restore.trees.prefetch(manifest.root);
     const first = await restore.treePage(manifest.root);
     await restore.directory({ path: root, at: [], first });
     await restore.contents.flush();

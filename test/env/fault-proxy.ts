@@ -59,10 +59,12 @@ export interface ProxyCounts {
   held: number;
   /** Connections cut by a kill. */
   cut: number;
+  /** Connections clients opened (keep-alive reuses one for many requests). */
+  opened: number;
 }
 
 export class FaultProxy {
-  readonly counts: ProxyCounts = { forwarded: 0, faulted: 0, held: 0, cut: 0 };
+  readonly counts: ProxyCounts = { forwarded: 0, faulted: 0, held: 0, cut: 0, opened: 0 };
   private readonly rules: ActiveRule[] = [];
   private readonly sockets = new Set<Socket>();
   private readonly listeners: ((req: IncomingMessage) => void)[] = [];
@@ -118,6 +120,7 @@ export class FaultProxy {
 
   private wire(): void {
     this.server.on('connection', (socket: Socket) => {
+      this.counts.opened++;
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
