@@ -7,7 +7,7 @@
  * Never: report a restore done before every time is applied, or apply a path's times out of order.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { lutimes, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { LifeboatError } from '../../shared/domain/errors.js';
@@ -54,7 +54,9 @@ export function setTimesHelper(env: NodeJS.ProcessEnv = process.env): string | u
   if (named) return named;
   const script = process.argv[1];
   const beside = script ? join(dirname(script), 'set-times') : undefined;
-  return beside && existsSync(beside) ? beside : undefined;
+  // Run from the sources, `set-times` beside main.ts is the helper's source folder, not the helper.
+  const stats = beside ? statSync(beside, { throwIfNoEntry: false }) : undefined;
+  return beside && stats?.isFile() && (stats.mode & 0o111) !== 0 ? beside : undefined;
 }
 
 /** Times exact to the nanosecond through the helper, started now. */

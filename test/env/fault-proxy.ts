@@ -96,9 +96,14 @@ export class FaultProxy {
     return FaultProxy.listen({ proxy, server: createHttpsServer({ cert, key }), scheme: 'https' });
   }
 
-  /** A proxy in front of a plain HTTP endpoint (moto). */
-  static async forHttp(endpoint: string): Promise<FaultProxy> {
+  /**
+   * A proxy in front of a plain HTTP endpoint (moto). `keepAlive`: clients' connections stay open
+   * as S3's do (moto answers every request with `Connection: close`), so a test sees whether a
+   * client reuses them.
+   */
+  static async forHttp(endpoint: string, options: { keepAlive?: boolean } = {}): Promise<FaultProxy> {
     const proxy = httpProxy.createProxyServer({ target: endpoint });
+    if (options.keepAlive) proxy.on('proxyRes', (res: IncomingMessage) => delete res.headers.connection);
     return FaultProxy.listen({ proxy, server: createHttpServer(), scheme: 'http' });
   }
 

@@ -1,7 +1,8 @@
 /**
  * The data mover's S3 client keeps its connections alive: requests one after another reuse one
  * connection, and requests at once open no more connections than run at once. Counted by a proxy
- * in front of moto, with the store the data-mover task builds (objectStoreAt).
+ * in front of moto that keeps clients' connections open as S3 does (moto itself closes every
+ * one), with the store the data-mover task builds (objectStoreAt).
  */
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +19,7 @@ describe('the data mover S3 store', () => {
   beforeAll(async () => {
     const bucket = uniqueName('keep-alive');
     await new S3Client(awsConfig()).send(new CreateBucketCommand({ Bucket: bucket }));
-    proxy = await FaultProxy.forHttp(testEnv().aws.endpoint);
+    proxy = await FaultProxy.forHttp(testEnv().aws.endpoint, { keepAlive: true });
     // As the task is configured: the endpoint and credentials from the standard variables.
     Object.assign(process.env, {
       AWS_ENDPOINT_URL: proxy.url,
