@@ -192,6 +192,8 @@ class TreeBackup {
         const name = rawNameOf(nameBytes);
         const entry = { path: childPath(path, nameBytes), at: [...at, name], name };
         const outcome = vanishedAsSkipped(this.entry({ ...entry, previous: previous?.get(nameKey(name)) }));
+        // Handled now (awaited below): a failure while an earlier entry is awaited is no unhandled rejection.
+        outcome.catch(() => undefined);
         outcomes.push(outcome);
         window.push(outcome);
         if (window.length >= this.windowSize) await window.shift();

@@ -86,24 +86,45 @@ export async function readBlobsByPack(options: {
     });
     // Each blob is handed over while the next is opened; the run's handing-over ends with it.
     const handed: Promise<void>[] = [];
-    for (const { at, location } of run) {
-      const id = distinct[at] as BlobId;
-      const from = location.offset - start;
-      const data = bytes
-        ? await openRecord({
-            crypto: session.crypto,
-            entry: location,
-            sealed: bytes.subarray(from, from + location.length),
-          }).catch((error: unknown) => {
-            if (error instanceof BlobCorrupt) return undefined;
-            throw error;
-          })
-        : undefined;
-      handed.push(onBlob(id, data ?? (await getBlob(id, signal))));
-      // A failure already handed back stops the run early; the rest are still waited on.
-      handed.at(-1)?.catch(() => undefined);
+    try {
+      await handRun({ run, bytes, start, handed, session, distinct, onBlob, getBlob, signal });
+    } finally {
+      // Nothing handed over is left running when the run fails.
+      await Promise.allSettled(handed);
     }
     await Promise.all(handed);
   });
   for (const id of single) await onBlob(id, await getBlob(id, signal));
+}
+
+/** Opens a run's records in turn, handing each over (into `handed`) as soon as it is opened. */
+async function handRun(o: {
+  session: RepositorySession;
+  distinct: readonly BlobId[];
+  onBlob: (id: BlobId, data: Uint8Array) => Promise<void>;
+  getBlob: (id: BlobId, signal?: AbortSignal) => Promise<Uint8Array>;
+  signal: AbortSignal | undefined;
+  run: { at: number; location: BlobLocation }[];
+  bytes: Uint8Array | undefined;
+  start: number;
+  handed: Promise<void>[];
+}): Promise<void> {
+  const { run, bytes, start, handed, session, distinct, onBlob, getBlob, signal } = o;
+  for (const { at, location } of run) {
+    const id = distinct[at] as BlobId;
+    const from = location.offset - start;
+    const data = bytes
+      ? await openRecord({
+          crypto: session.crypto,
+          entry: location,
+          sealed: bytes.subarray(from, from + location.length),
+        }).catch((error: unknown) => {
+          if (error instanceof BlobCorrupt) return undefined;
+          throw error;
+        })
+      : undefined;
+    const handing = onBlob(id, data ?? (await getBlob(id, signal)));
+    handing.catch(() => undefined); // awaited by the caller
+    handed.push(handing);
+  }
 }
