@@ -1,5 +1,5 @@
 /** `lifeboat backup get [NAME]`: every backup of the directory (or the one named), as a table, JSON or YAML. */
-import { listBackups } from '../local/backup-reader.js';
+import { listBackups } from '../../functions/common/stored-records.js';
 import { outputForm, printDocument } from '../output.js';
 import { renderBackupTable } from '../render/backups.js';
 import { directoryOf, localStore } from '../store.js';

@@ -5,12 +5,13 @@
  * there). Prints the outcome, and every warning and error with its text; a dry run prints what
  * would happen to each item, after the same checks a real run makes (the name included).
  */
+
+import { readGzipJson } from '../../functions/common/stored-records.js';
 import { validateRestoreRequest } from '../../shared/contracts/restore-request.js';
 import { restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { Results } from '../../shared/domain/storage/results.js';
 import { reachableCluster } from '../cluster.js';
 import { executionFailure } from '../execution-failure.js';
-import { readGzipJson } from '../local/backup-reader.js';
 import { localRepository, repositoryKeyFile } from '../local/local-data-mover.js';
 import { runLocalRestore } from '../local/restore-runtime.js';
 import { outputForm, printDocument } from '../output.js';

@@ -2,9 +2,10 @@
  * `lifeboat restore describe NAME`: the restore's record, its warnings and errors with their
  * text, and (with --details, or in JSON or YAML) what it restored.
  */
+
+import { readGzipJson } from '../../functions/common/stored-records.js';
 import { restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { Results } from '../../shared/domain/storage/results.js';
-import { readGzipJson } from '../local/backup-reader.js';
 import { outputForm, printDocument } from '../output.js';
 import { type RestoreDocument, renderRestoreDescribe } from '../render/restores.js';
 import { directoryOf, localStore } from '../store.js';

@@ -4,7 +4,15 @@
  */
 import { FORMAT_VERSION } from './tarball-layout.js';
 
-export type BackupPhase = 'FailedValidation' | 'InProgress' | 'Completed' | 'PartiallyFailed' | 'Failed';
+/** Velero's phases; New and Deleting are only ever shown (by the API), never stored. */
+export type BackupPhase =
+  | 'New'
+  | 'FailedValidation'
+  | 'InProgress'
+  | 'Completed'
+  | 'PartiallyFailed'
+  | 'Failed'
+  | 'Deleting';
 
 export interface BackupStatus {
   readonly version: 1;
@@ -52,6 +60,9 @@ export type VolumeCounter =
   | 'backupItemOperationsAttempted'
   | 'backupItemOperationsCompleted'
   | 'backupItemOperationsFailed';
+
+/** The annotation naming the cluster a backup is of (Lifeboat's; Velero backs up its own). */
+export const CLUSTER_ANNOTATION = 'lifeboat.io/cluster';
 
 /** Velero's timestamps are RFC 3339 with second precision. */
 export function rfc3339(date: Date): string {

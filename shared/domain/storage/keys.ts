@@ -27,6 +27,8 @@ export const backupKeys = (name: string) => {
      * `velero-backup.json` went can be run again (the claim alone means a backup still running).
      */
     deletion: `${LIFEBOAT}/deletions/backups/${name}.json`,
+    /** Velero's DeleteBackupRequest of the backup's latest deletion (the API's), kept once processed. */
+    deleteRequest: `${LIFEBOAT}/delete-requests/backups/${name}.json`,
   };
 };
 
@@ -84,6 +86,16 @@ export const restoreKeys = (name: string) => {
     claim: `${LIFEBOAT}/claims/restores/${name}.json`,
   };
 };
+
+/**
+ * How many times a backup or restore of this name was deleted: the API's executions of the name
+ * carry it, so a name can be used again once deleted (functions/common/execution-names.ts).
+ */
+export const generationKeys = (kind: 'backups' | 'restores', name: string): string =>
+  `${LIFEBOAT}/generations/${kind}/${name}.json`;
+
+/** The events a local run publishes (`lifeboat events`), one JSON document a line. */
+export const LOCAL_EVENTS_KEY = `${LIFEBOAT}/events/events.jsonl`;
 
 export const restoreWorkKeys = (options: { name: string; runId: string }) => {
   const dir = `${LIFEBOAT}/work/restores/${options.name}/${options.runId}/`;
