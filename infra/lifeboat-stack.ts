@@ -2,7 +2,7 @@
  * The Lifeboat stack: composed from the constructs in ./constructs. Deployable as it is and
  * usable as a construct library.
  */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, type Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { BackupStorage } from './constructs/backup-storage.js';
@@ -15,6 +15,10 @@ export interface LifeboatStackProps extends StackProps {
   readonly clusters?: readonly string[];
   /** Roles in other accounts the data mover may restore volumes through (cross-account DR). */
   readonly crossAccountRestoreRoles?: readonly string[];
+  /** S3 Object Lock on the backup bucket: backups retained until their expiration. */
+  readonly objectLock?: { readonly mode: 'GOVERNANCE' | 'COMPLIANCE' };
+  /** After how long versions that are no longer current expire (default 30 days). */
+  readonly noncurrentVersionExpiration?: Duration;
 }
 
 export class LifeboatStack extends Stack {
@@ -27,12 +31,17 @@ export class LifeboatStack extends Stack {
     super(scope, id, props);
     // Server access logs delivered through a bucket policy, not the legacy LogDeliveryWrite ACL.
     this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
-    this.storage = new BackupStorage(this, 'Storage');
+    this.storage = new BackupStorage(this, 'Storage', {
+      ...(props.objectLock ? { objectLock: props.objectLock } : {}),
+      ...(props.noncurrentVersionExpiration
+        ? { noncurrentVersionExpiration: props.noncurrentVersionExpiration }
+        : {}),
+    });
+    const store = this.storage.store();
     // Volume data moved into the repository and back: one data mover, in the backup workflow's
     // hook runner cluster and subnets, run by both state machines.
     this.backup = new BackupWorkflow(this, 'Backup', {
-      bucket: this.storage.bucket,
-      key: this.storage.key,
+      store,
       clusters: props.clusters ?? [],
       dataMover: {
         ...(props.crossAccountRestoreRoles
@@ -42,8 +51,7 @@ export class LifeboatStack extends Stack {
     });
     this.dataMover = this.backup.dataMover;
     this.restore = new RestoreWorkflow(this, 'Restore', {
-      bucket: this.storage.bucket,
-      key: this.storage.key,
+      store,
       clusters: props.clusters ?? [],
       dataMover: this.dataMover,
     });

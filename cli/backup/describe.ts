@@ -1,5 +1,5 @@
 /** `lifeboat backup describe NAME [--details]`: as `velero backup describe` prints it, or as JSON or YAML. */
-import { readBackup } from '../../functions/common/stored-records.js';
+import { readBackup } from '../local/backup-reader.js';
 import { outputForm, printDocument } from '../output.js';
 import { renderBackupDescribe } from '../render/backups.js';
 import { directoryOf, localStore } from '../store.js';

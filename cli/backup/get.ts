@@ -1,5 +1,5 @@
 /** `lifeboat backup get [NAME]`: every backup of the directory (or the one named), as a table, JSON or YAML. */
-import { listBackups } from '../../functions/common/stored-records.js';
+import { backupsToGet } from '../local/backup-reader.js';
 import { outputForm, printDocument } from '../output.js';
 import { renderBackupTable } from '../render/backups.js';
 import { directoryOf, localStore } from '../store.js';
@@ -9,7 +9,9 @@ import type { backupGetFlags } from './flags.js';
 export async function getBackups({ name, values, io }: VerbCall<typeof backupGetFlags>): Promise<number> {
   const form = outputForm(values.output);
   const store = await localStore(values, { mustExist: true });
-  const documents = (await listBackups(store)).filter((d) => !name || d.metadata.name === name);
+  // One whose velero-backup.json cannot be read: named (the command fails when it is the one asked for).
+  const { documents, unreadable } = await backupsToGet(store, name);
+  for (const problem of unreadable) io.err.write(`lifeboat: skipped: ${problem}\n`);
   if (name && documents.length === 0) {
     io.err.write(`lifeboat: backup "${name}" not found in ${directoryOf(store)}\n`);
     return 1;

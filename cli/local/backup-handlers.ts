@@ -13,6 +13,7 @@ import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import type { JsonValue } from '../../shared/adapters/local-state-machine.js';
 import { backupRun, collectItemsInput, validateBackupInput } from '../../shared/contracts/backup-run.js';
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
+import { backupKeys } from '../../shared/domain/storage/keys.js';
 import type { WorkQueue } from '../../shared/ports/work-queue.js';
 import { kubeConfigOf, type LocalBackupRun } from './backup-options.js';
 import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
@@ -81,21 +82,25 @@ function hookRunnerTask({ options, store }: BackupTaskContext): Handler {
   };
 }
 
-function validateBackupHandler({ options, store, clock, progress }: BackupTaskContext): Handler {
+/** Validates and claims the name; from then on the claim is renewed while this process runs. */
+function validateBackupHandler({ options, store, clock, progress, claim }: BackupTaskContext): Handler {
   return async (input) => {
     progress({ type: 'state', state: 'ValidateBackup' });
     const parsed = validateBackupInput.parse(input);
-    return (await validateBackup(
+    const outcome = await validateBackup(
       { request: parsed.request, runId: parsed.runId },
       {
         store,
         clock,
         itemBlocksTimeoutSeconds: options.itemBlocksTimeoutSeconds ?? 3600,
+        claimLeaseSeconds: claim.leaseSeconds,
         ...(options.cluster instanceof KubernetesCluster
           ? { clusterNamed: async () => options.cluster as KubernetesCluster }
           : {}),
       },
-    )) as JsonValue;
+    );
+    if (outcome.valid) claim.hold(backupKeys(outcome.run.name).claim, outcome.run.runId);
+    return outcome as JsonValue;
   };
 }
 
@@ -106,6 +111,9 @@ function collectItemsHandler(context: BackupTaskContext): Handler {
     progress({ type: 'state', state: 'CollectItems' });
     const payload = collectItemsInput.parse((input as { Payload?: unknown }).Payload);
     const done = callbacks.wait(payload.taskToken);
+    // Observed at once: should collecting fail first, a later failure of the wait (a lost
+    // ItemBlock) is no unhandled rejection; awaited below, it still fails this attempt.
+    done.catch(() => undefined);
     const summary = await collectItems(payload, {
       cluster: options.cluster,
       store,

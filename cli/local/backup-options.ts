@@ -17,6 +17,7 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import type { LocalDataMover } from './local-data-mover.js';
+import { LOCAL_CLAIM_LEASE_SECONDS, RunClaim } from './run-claim.js';
 
 export type ProgressEvent =
   | { readonly type: 'state'; readonly state: string }
@@ -81,6 +82,8 @@ export interface LocalBackupOptions {
    * on this machine.
    */
   readonly dataMover?: LocalDataMover;
+  /** The lease of the run's claim on its name, renewed while the run lives (default 30 s). */
+  readonly claimLeaseSeconds?: number;
 }
 
 /** The credentials a KubernetesCluster reaches its cluster with (client-node's KubeConfig). */
@@ -102,13 +105,21 @@ export interface LocalBackupRun {
   readonly progress: (event: ProgressEvent) => void;
   readonly podExec: () => Promise<PodExec>;
   readonly volumeDeps: VolumeDeps;
+  /** The run's claim on its name, renewed from validation until the run ends. */
+  readonly claim: RunClaim;
 }
 
 export function localBackupRun(options: LocalBackupOptions): LocalBackupRun {
+  const clock = options.clock ?? systemClock;
   return {
     options,
     store: options.store,
-    clock: options.clock ?? systemClock,
+    clock,
+    claim: new RunClaim({
+      store: options.store,
+      clock,
+      leaseSeconds: options.claimLeaseSeconds ?? LOCAL_CLAIM_LEASE_SECONDS,
+    }),
     callbacks: new LocalTaskCallbacks(),
     progress: options.onProgress ?? (() => undefined),
     podExec: podExecOf(options),

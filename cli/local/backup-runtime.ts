@@ -54,7 +54,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
   const run = localBackupRun(options);
   const runId = options.executionName ?? `local-${randomUUID()}`;
   const taskToken = `token-${randomUUID()}`;
-  const workers = new ItemBlockWorkers(run);
+  const workers = new ItemBlockWorkers(run, taskToken);
   const definition = substitute(await readFile(BACKUP_DEFINITION, 'utf8'), LOCAL_FUNCTION_ARNS);
   const handlers = backupTaskHandlers({ ...run, queue: workers.queue });
   try {
@@ -69,6 +69,7 @@ export async function runLocalBackup(request: unknown, options: LocalBackupOptio
     });
   } finally {
     await workers.stop();
+    await run.claim.release();
   }
 }
 
@@ -88,7 +89,11 @@ class ItemBlockWorkers {
   // dropped: nothing writes into a run that has returned.
   private over = false;
 
-  constructor(private readonly run: LocalBackupRun) {
+  constructor(
+    private readonly run: LocalBackupRun,
+    /** The token the ItemBlocks' wait completes: failed when a message is lost for good. */
+    taskToken: string,
+  ) {
     const { options, store, callbacks, clock } = run;
     this.settings = {
       ...(options.dataMover ? { fileAccess: 'local-paths' as const } : {}),
@@ -107,6 +112,13 @@ class ItemBlockWorkers {
         if (!parsed.success) throw parsed.error;
         await recordDeadLetter(parsed.data, { store, callbacks, clock });
       },
+      // Neither backed up nor recorded as a dead letter (a full disk): the wait fails now,
+      // rather than after the ItemBlocks' timeout.
+      onError: (error) =>
+        void callbacks.fail(taskToken, {
+          name: 'ItemBlockLost',
+          cause: `an ItemBlock message could be neither backed up nor recorded as a dead letter: ${error instanceof Error ? error.message : String(error)}`,
+        }),
     });
   }
 

@@ -97,6 +97,8 @@ function backupRecipeGroupHandler(context: RecipeHandlersContext): Handler {
     const payload = recipeGroupInput.parse((input as { Payload?: unknown }).Payload);
     const taskToken = `${payload.taskToken}-step-${payload.step.index}-${randomUUID()}`;
     const done = context.callbacks.wait(taskToken);
+    // Observed at once (see collectItemsHandler): a late failure of the wait is never unhandled.
+    done.catch(() => undefined);
     await backupRecipeGroup(
       { ...payload, taskToken },
       { store: context.store, queue: context.queue, callbacks: context.callbacks },

@@ -8,6 +8,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { finalizeRestore } from '../../functions/finalize-restore/finalize-restore.js';
 import { patchProvisionedVolumes } from '../../functions/patch-provisioned-volumes/patch-provisioned-volumes.js';
 import { planRestore } from '../../functions/plan-restore/plan-restore.js';
+import { recordRestoreFailure } from '../../functions/record-restore-failure/record-restore-failure.js';
 import { restoreHooks } from '../../functions/restore-hooks/restore-hooks.js';
 import { restorePhase } from '../../functions/restore-phase/restore-phase.js';
 import { restoreVolumes } from '../../functions/restore-volumes/restore-volumes.js';
@@ -27,6 +28,7 @@ import {
   restoreRun,
 } from '../../shared/contracts/restore-run.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
+import { restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -34,6 +36,7 @@ import type { PodExec } from '../../shared/ports/pod-exec.js';
 import { containerEnvironment, runHookRunnerProcess } from './hook-runner-process.js';
 import { runLocalDataMoverTask } from './local-data-mover.js';
 import type { LocalRestoreOptions } from './restore-options.js';
+import type { RunClaim } from './run-claim.js';
 
 type Handler = (input: JsonValue) => Promise<JsonValue>;
 
@@ -59,7 +62,11 @@ interface RestoreTaskContext {
 
 const runOf = (input: JsonValue) => restoreRun.parse((input as { run?: unknown }).run);
 
-export function restoreTaskHandlers(options: LocalRestoreOptions): Record<string, Handler> {
+export function restoreTaskHandlers(
+  options: LocalRestoreOptions,
+  /** The run's claim on its name, held (renewed) once ValidateRestore has made it. */
+  claim?: RunClaim,
+): Record<string, Handler> {
   const { store, cluster } = options;
   const context: RestoreTaskContext = {
     options,
@@ -73,14 +80,7 @@ export function restoreTaskHandlers(options: LocalRestoreOptions): Record<string
     phases: new Map(),
   };
   const handlers: Record<string, Handler> = {
-    ValidateRestore: async (input) => {
-      const { request: req, runId: id } = input as { request: unknown; runId: string };
-      // The request may name a resource-modifier ConfigMap in the target cluster.
-      return (await validateRestore(
-        { request: req, runId: id },
-        { store, clock: context.clock, clusterNamed: async () => cluster },
-      )) as JsonValue;
-    },
+    ValidateRestore: validateRestoreHandler(context, claim),
     PlanRestore: planRestoreHandler(context),
     RestoreVolumes: restoreVolumesHandler(context),
     RunRestoreDataMover: async (input) => runLocalDataMoverTask(input, options.dataMover?.environment),
@@ -88,15 +88,45 @@ export function restoreTaskHandlers(options: LocalRestoreOptions): Record<string
     RunFileRestoreDataMover: async (input) => runLocalDataMoverTask(input, options.dataMover?.environment),
     RestorePhase: restorePhaseHandler(context),
     RestoreHooks: restoreHooksHandler(context),
-    // The same task inside a recipe's group step (state names are unique in a state machine).
+    // The same task inside a recipe's group step (state names are unique in a state machine),
+    // and each one's last attempt once its retries are spent.
     RestoreRecipePhase: async (input) => handlers.RestorePhase?.(input) ?? null,
+    RestorePhaseLastAttempt: async (input) => handlers.RestorePhase?.(input) ?? null,
+    RestoreRecipePhaseLastAttempt: async (input) => handlers.RestorePhase?.(input) ?? null,
     RunRestoreRecipeHook: runRestoreRecipeHookHandler(context),
     // ecs:runTask.sync: the RunTask request Step Functions would send drives the hook runner.
     RunLongRestoreRecipeHook: hookRunnerTask(context),
     FinalizeRestore: async (input) =>
       (await finalizeRestore({ run: runOf(input) }, { store, clock: context.clock })) as unknown as JsonValue,
+    RecordRestoreFailure: async (input) => {
+      const { failure } = input as { failure?: { Error?: string; Cause?: string } };
+      return (await recordRestoreFailure(
+        { run: runOf(input), failure: failure ?? {} },
+        { store, clock: context.clock },
+      )) as unknown as JsonValue;
+    },
   };
   return handlers;
+}
+
+/** Validates the request and claims the name, then holds (renews) the claim while the run lives. */
+function validateRestoreHandler({ store, cluster, clock }: RestoreTaskContext, claim?: RunClaim): Handler {
+  return async (input) => {
+    const { request, runId } = input as { request: unknown; runId: string };
+    // The request may name a resource-modifier ConfigMap in the target cluster.
+    const outcome = await validateRestore(
+      { request, runId },
+      {
+        store,
+        clock,
+        clusterNamed: async () => cluster,
+        ...(claim ? { claimLeaseSeconds: claim.leaseSeconds } : {}),
+      },
+    );
+    if (outcome.valid && !outcome.run.dryRun)
+      claim?.hold(restoreKeys(outcome.run.name).claim, outcome.run.runId);
+    return outcome as JsonValue;
+  };
 }
 
 /** Plans the restore, and starts counting each phase's chunks for onPhase. */

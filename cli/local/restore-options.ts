@@ -85,4 +85,6 @@ export interface LocalRestoreOptions {
    * endpoint and credentials). Unset: such volumes are errors of the restore, saying so.
    */
   readonly dataMover?: LocalDataMover;
+  /** The lease of the run's claim on its name, renewed while the run lives (default 30 s). */
+  readonly claimLeaseSeconds?: number;
 }

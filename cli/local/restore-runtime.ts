@@ -15,10 +15,12 @@ import {
   runLocalStateMachine,
   substitute,
 } from '../../shared/adapters/local-state-machine.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
 import { LOCAL_HOOK_RUNNER_TASK } from './hook-runner-process.js';
 import { LOCAL_DATA_MOVER_TASK } from './local-data-mover.js';
 import { restoreTaskHandlers } from './restore-handlers.js';
 import type { LocalRestoreOptions } from './restore-options.js';
+import { LOCAL_CLAIM_LEASE_SECONDS, RunClaim } from './run-claim.js';
 import { runtimeFiles } from './runtime-files.js';
 
 export type { ChunkRestored, LocalRestoreOptions } from './restore-options.js';
@@ -36,17 +38,27 @@ export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
   ...LOCAL_HOOK_RUNNER_TASK,
   ...LOCAL_DATA_MOVER_TASK,
   FinalizeRestoreFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinalizeRestore',
+  RecordRestoreFailureFunctionArn: 'arn:aws:lambda:local:000000000000:function:RecordRestoreFailure',
 };
 
 export async function runLocalRestore(request: unknown, options: LocalRestoreOptions): Promise<JsonValue> {
   const runId = options.executionName ?? `local-${randomUUID()}`;
   const definition = substitute(await readFile(RESTORE_DEFINITION, 'utf8'), LOCAL_RESTORE_FUNCTION_ARNS);
-  return runLocalStateMachine({
-    definition,
-    input: { request: request as JsonValue },
-    handlers: restoreTaskHandlers(options),
-    executionName: runId,
-    taskToken: `token-${runId}`,
-    ...(options.onExecutionEvent ? { onEvent: options.onExecutionEvent } : {}),
+  const claim = new RunClaim({
+    store: options.store,
+    clock: options.clock ?? systemClock,
+    leaseSeconds: options.claimLeaseSeconds ?? LOCAL_CLAIM_LEASE_SECONDS,
   });
+  try {
+    return await runLocalStateMachine({
+      definition,
+      input: { request: request as JsonValue },
+      handlers: restoreTaskHandlers(options, claim),
+      executionName: runId,
+      taskToken: `token-${runId}`,
+      ...(options.onExecutionEvent ? { onEvent: options.onExecutionEvent } : {}),
+    });
+  } finally {
+    await claim.release();
+  }
 }

@@ -5,11 +5,10 @@
  * there). Prints the outcome, and every warning and error with its text; a dry run prints what
  * would happen to each item, after the same checks a real run makes (the name included).
  */
-
-import { readGzipJson } from '../../functions/common/stored-records.js';
+import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import { storedResults } from '../../shared/contracts/backup-files.js';
 import { validateRestoreRequest } from '../../shared/contracts/restore-request.js';
-import { restoreKeys } from '../../shared/domain/storage/keys.js';
-import type { Results } from '../../shared/domain/storage/results.js';
+import { restoreFile } from '../../shared/domain/storage/stored-files.js';
 import { reachableCluster } from '../cluster.js';
 import { executionFailure } from '../execution-failure.js';
 import { localRepository, repositoryKeyFile } from '../local/local-data-mover.js';
@@ -70,7 +69,10 @@ export async function createRestore({
   const outcome = result as unknown as RestoreOutcome;
   if (form === 'text') printRestored({ name: restoreName, outcome, io });
   if (outcome.warnings > 0 || outcome.errors > 0) {
-    const results = await readGzipJson<Results>(store, restoreKeys(restoreName).results);
+    const results = await readStoredJson(store, restoreFile(restoreName, 'results'), {
+      schema: storedResults,
+      shape: 'a results file',
+    });
     if (results) io.err.write(renderResults({ results, counts: outcome }).join('\n'));
   }
   return outcome.phase === 'Completed' ? 0 : 1;

@@ -1,13 +1,16 @@
 /**
  * `lifeboat restore describe NAME`: the restore's record, its warnings and errors with their
- * text, and (with --details, or in JSON or YAML) what it restored.
+ * text, and (with --details, or in JSON or YAML) what it restored. A restore whose run died is
+ * recorded Failed first (abandoned-restore.ts).
  */
-
-import { readGzipJson } from '../../functions/common/stored-records.js';
-import { restoreKeys } from '../../shared/domain/storage/keys.js';
-import type { Results } from '../../shared/domain/storage/results.js';
+import { settleAbandonedRestore } from '../../functions/record-restore-failure/abandoned-restore.js';
+import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
+import { storedResults } from '../../shared/contracts/backup-files.js';
+import { storedRestoreRecord, storedRestoreResourceList } from '../../shared/contracts/restore-files.js';
+import { restoreFile } from '../../shared/domain/storage/stored-files.js';
 import { outputForm, printDocument } from '../output.js';
-import { type RestoreDocument, renderRestoreDescribe } from '../render/restores.js';
+import { renderRestoreDescribe } from '../render/restores.js';
 import { directoryOf, localStore } from '../store.js';
 import type { VerbCall } from '../verb-call.js';
 import type { restoreDescribeFlags } from './flags.js';
@@ -19,15 +22,29 @@ export async function describeRestore({
 }: VerbCall<typeof restoreDescribeFlags>): Promise<number> {
   const form = outputForm(values.output);
   const store = await localStore(values, { mustExist: true });
-  const keys = restoreKeys(name);
-  const status = await store.get(keys.status);
-  if (!status) {
+  // A restore whose run died is recorded Failed first; one still running says so.
+  const found = await settleAbandonedRestore({ name }, { store, clock: systemClock });
+  if (found.state === 'running') {
+    io.out.write(`Name:   ${name}\nPhase:  InProgress (run ${found.claim.runId})\n`);
+    return 0;
+  }
+  // Each file read within its limits: one that is not what it should be fails, naming it.
+  const document = await readStoredJson(store, restoreFile(name, 'status'), {
+    schema: storedRestoreRecord,
+    shape: 'a velero.io/v1 Restore',
+  });
+  if (!document) {
     io.err.write(`lifeboat: restore "${name}" not found in ${directoryOf(store)}\n`);
     return 1;
   }
-  const document = JSON.parse(Buffer.from(status).toString('utf8')) as RestoreDocument;
-  const results = await readGzipJson<Results>(store, keys.results);
-  const resourceList = await readGzipJson<Record<string, string[]>>(store, keys.resourceList);
+  const results = await readStoredJson(store, restoreFile(name, 'results'), {
+    schema: storedResults,
+    shape: 'a results file',
+  });
+  const resourceList = await readStoredJson(store, restoreFile(name, 'resourceList'), {
+    schema: storedRestoreResourceList,
+    shape: 'a resource list',
+  });
   if (form !== 'text') {
     await printDocument({ io, form, document: { ...document, results, resourceList } });
     return 0;

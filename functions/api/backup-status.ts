@@ -5,7 +5,9 @@
  * so far, from the ItemBlock results written) once it did, FailedValidation or Failed when it
  * ended without a document. Reads only.
  */
+import { readBackupDocument } from '../../shared/adapters/stored-file-reader.js';
 import type { DeleteBackupRequest } from '../../shared/contracts/api.js';
+import type { NameClaim } from '../../shared/contracts/name-claim.js';
 import {
   type BackupDocument,
   type BackupPhase,
@@ -16,17 +18,13 @@ import { backupKeys, backupWorkKeys } from '../../shared/domain/storage/keys.js'
 import type { Execution, Executions } from '../../shared/ports/executions.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { executionName, generationOf } from '../common/execution-names.js';
+import { claimStanding, readClaim } from '../common/name-claim.js';
 import { readJson } from '../common/stored-records.js';
 
 export interface StatusDeps {
   readonly store: ObjectStore;
   readonly executions: Executions;
   readonly signal?: AbortSignal;
-}
-
-interface Claim {
-  readonly runId: string;
-  readonly startedAt: string;
 }
 
 interface RequestedBackup {
@@ -53,7 +51,7 @@ export const RUNNING_PHASES: ReadonlySet<string> = new Set(['New', 'InProgress',
 export async function backupStatus(name: string, deps: StatusDeps): Promise<BackupDocument | undefined> {
   const { store } = deps;
   const keys = backupKeys(name);
-  const stored = await readJson<BackupDocument>(store, keys.metadata);
+  const stored = await readBackupDocument(store, name);
   if (stored) {
     const deletion = await readJson<DeleteBackupRequest>(store, keys.deleteRequest);
     const deleting = deletion !== undefined && deletion.status.phase !== 'Processed';
@@ -63,8 +61,20 @@ export async function backupStatus(name: string, deps: StatusDeps): Promise<Back
   const requested = execution ? requestOf(execution.input) : undefined;
   if (execution && execution.status !== 'RUNNING' && execution.status !== 'SUCCEEDED')
     return ended({ name, execution, requested });
-  const claim = await readJson<Claim>(store, keys.claim);
-  if (claim && !(await store.exists(keys.deletion))) return running({ name, claim, deps });
+  const claim = await readClaim(store, keys.claim);
+  if (claim && !(await store.exists(keys.deletion))) {
+    // A run that stopped renewing its claim died: Failed, as the next local look records it.
+    const standing = claimStanding(claim, new Date());
+    if (!standing.live)
+      return synthesized({
+        name,
+        requested,
+        phase: 'Failed',
+        startedAt: new Date(claim.startedAt),
+        failureReason: standing.reason,
+      });
+    return running({ name, claim, deps });
+  }
   if (execution?.status === 'RUNNING')
     return synthesized({ name, requested, phase: 'New', startedAt: execution.startDate });
   return undefined;
@@ -134,7 +144,11 @@ function ended(options: {
 }
 
 /** A run that claimed the name: InProgress, with the items collected and backed up so far. */
-async function running(options: { name: string; claim: Claim; deps: StatusDeps }): Promise<BackupDocument> {
+async function running(options: {
+  name: string;
+  claim: NameClaim;
+  deps: StatusDeps;
+}): Promise<BackupDocument> {
   const { name, claim, deps } = options;
   const work = backupWorkKeys({ name, runId: claim.runId });
   const requested = await readJson<RequestedBackup>(deps.store, work.request);

@@ -11,7 +11,13 @@ import { rfc3339 } from '../../shared/domain/storage/backup-document.js';
 import { restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { Execution } from '../../shared/ports/executions.js';
 import { executionName, generationOf, nextGeneration } from '../common/execution-names.js';
-import { type RestoreDocument, readJson, readRestore, storedRestoreNames } from '../common/stored-records.js';
+import { readClaim } from '../common/name-claim.js';
+import {
+  type RestoreDocument,
+  readRestore,
+  readRestoreRecord,
+  storedRestoreNames,
+} from '../common/stored-records.js';
 import { clusterProblem } from './backups.js';
 import { type ApiDeps, LINK_SECONDS } from './deps.js';
 import { type ApiEvent, type ApiResult, bodyOf, conflict, failure, invalid, json, notFound } from './http.js';
@@ -50,14 +56,14 @@ interface RequestedRestore {
 /** A restore as the API shows it: its record once written, else what its execution says. */
 export async function restoreStatus(name: string, deps: ApiDeps): Promise<RestoreDocument | undefined> {
   const keys = restoreKeys(name);
-  const recorded = await readJson<RestoreDocument>(deps.store, keys.status);
+  const recorded = await readRestoreRecord(deps.store, name);
   if (recorded) return recorded;
   const generation = await generationOf({ store: deps.store, kind: 'restores', name });
   const execution = await deps.executions.describe({
     workflow: 'restore',
     name: executionName({ workflow: 'restore', name, generation }),
   });
-  const claim = await readJson<{ startedAt: string }>(deps.store, keys.claim);
+  const claim = await readClaim(deps.store, keys.claim);
   if (!execution && !claim) return undefined;
   const requested = execution ? requestOf(execution.input) : undefined;
   const startedAt = claim ? new Date(claim.startedAt) : (execution?.startDate ?? new Date());

@@ -3,7 +3,16 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseItemBlockMessage } from '../../shared/contracts/item-block-wire.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { callbacks, clock, csiSnapshotsOf, env, podExecNamed, snapshotter, store } from '../common/wiring.js';
+import {
+  callbacks,
+  clock,
+  csiSnapshotsOf,
+  env,
+  podExecNamed,
+  renewRun,
+  snapshotter,
+  store,
+} from '../common/wiring.js';
 import { backupItemBlocks } from './backup-item-block.js';
 
 const processor = new BatchProcessor(EventType.SQS);
@@ -12,7 +21,9 @@ export const handler = lambdaHandler('BackupItemBlock', async (event: SQSEvent, 
   processPartialResponse(
     event,
     async (record: SQSRecord) => {
-      await backupItemBlocks(parseItemBlockMessage(record.body), {
+      const message = parseItemBlockMessage(record.body);
+      await renewRun('backup', message.backup, signal);
+      await backupItemBlocks(message, {
         store,
         callbacks,
         clock,

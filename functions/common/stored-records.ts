@@ -1,13 +1,25 @@
 /**
  * Reads what a backup location holds about backups and restores: each backup's document,
  * resource list, results, volumes-info and item operations; each restore's record, results and
- * resource list. Shared by the API and the `lifeboat --local` verbs, so both show the same. Reads
- * only; loads no SDK (`lifeboat backup get` imports it).
+ * resource list. Every file of a backup or restore goes through the bounded reader
+ * (stored-file-reader.ts): one that is too large, a gzip bomb or not of its shape is refused,
+ * naming it. Shared by the API and the `lifeboat --local` verbs, so both show the same. Reads
+ * only (settling a dead run's record is the local verbs' business: cli/local/backup-reader.ts);
+ * loads no SDK (`lifeboat backup get` imports it).
  */
-import { gunzipSync } from 'node:zlib';
+import { readBackupDocument, readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import {
+  storedItemOperations,
+  storedResourceList,
+  storedResults,
+} from '../../shared/contracts/backup-files.js';
+import { storedRestoreRecord, storedRestoreResourceList } from '../../shared/contracts/restore-files.js';
+import { backupVolumeInfos } from '../../shared/contracts/restore-volumes.js';
+import { StoredFileUnreadable } from '../../shared/domain/errors.js';
 import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
-import { backupKeys, restoreKeys } from '../../shared/domain/storage/keys.js';
+import { restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { Results } from '../../shared/domain/storage/results.js';
+import { backupFile, restoreFile } from '../../shared/domain/storage/stored-files.js';
 import type { BackupVolumeInfo } from '../../shared/domain/volumes/info.js';
 import type { BackupOperation } from '../../shared/domain/volumes/operations.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -50,31 +62,40 @@ export interface StoredRestore {
   readonly resourceList?: Record<string, string[]>;
 }
 
-/** A gzipped JSON object of the store, or undefined when there is none. */
-export async function readGzipJson<T>(store: ObjectStore, key: string): Promise<T | undefined> {
-  const body = await store.get(key);
-  return body ? (JSON.parse(gunzipSync(body).toString('utf8')) as T) : undefined;
-}
-
-/** A plain JSON object of the store, or undefined when there is none. */
+/**
+ * One of Lifeboat's own small records under `plugins/lifeboat/` (a deletion request, a run's
+ * request), or undefined when there is none. Not for a backup's files: readStoredJson bounds those.
+ */
 export async function readJson<T>(store: ObjectStore, key: string): Promise<T | undefined> {
   const body = await store.get(key);
   return body ? (JSON.parse(Buffer.from(body).toString('utf8')) as T) : undefined;
 }
 
+/** A backup's document and side files, each read within its limits; undefined without `velero-backup.json`. */
 export async function readBackup(store: ObjectStore, name: string): Promise<StoredBackup | undefined> {
-  const keys = backupKeys(name);
-  const document = await readJson<BackupDocument>(store, keys.metadata);
+  const document = await readBackupDocument(store, name);
   if (!document) return undefined;
-  const resourceList = await readGzipJson<Record<string, string[]>>(store, keys.resourceList);
-  const results = await readGzipJson<Results>(store, keys.results);
-  const volumeInfos = await readGzipJson<BackupVolumeInfo[]>(store, keys.volumeInfo);
-  const itemOperations = await readGzipJson<BackupOperation[]>(store, keys.itemOperations);
+  const resourceList = await readStoredJson(store, backupFile(name, 'resourceList'), {
+    schema: storedResourceList,
+    shape: 'a resource list',
+  });
+  const results = await readStoredJson(store, backupFile(name, 'results'), {
+    schema: storedResults,
+    shape: 'a results file',
+  });
+  const volumeInfos = await readStoredJson(store, backupFile(name, 'volumeInfo'), {
+    schema: backupVolumeInfos,
+    shape: 'a list of volumes',
+  });
+  const itemOperations = await readStoredJson(store, backupFile(name, 'itemOperations'), {
+    schema: storedItemOperations,
+    shape: 'a list of item operations',
+  });
   return {
     document,
     ...(resourceList ? { resourceList } : {}),
     ...(results ? { results } : {}),
-    ...(volumeInfos ? { volumeInfos } : {}),
+    ...(volumeInfos ? { volumeInfos: volumeInfos as BackupVolumeInfo[] } : {}),
     ...(itemOperations ? { itemOperations } : {}),
   };
 }
@@ -88,21 +109,50 @@ export async function storedBackupNames(store: ObjectStore): Promise<string[]> {
     .sort();
 }
 
-export async function listBackups(store: ObjectStore): Promise<BackupDocument[]> {
+/**
+ * Every stored backup's document, newest first, and why each one that cannot be read is left out
+ * (a `velero-backup.json` another writer broke must not hide the others).
+ */
+export async function listBackups(
+  store: ObjectStore,
+): Promise<{ documents: BackupDocument[]; unreadable: string[] }> {
   const documents: BackupDocument[] = [];
+  const unreadable: string[] = [];
   for (const name of await storedBackupNames(store)) {
-    const document = await readJson<BackupDocument>(store, backupKeys(name).metadata);
-    if (document) documents.push(document);
+    try {
+      const document = await readBackupDocument(store, name);
+      if (document) documents.push(document);
+    } catch (error) {
+      if (!(error instanceof StoredFileUnreadable)) throw error;
+      unreadable.push(error.message);
+    }
   }
-  return documents.sort((a, b) => b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp));
+  documents.sort((a, b) => b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp));
+  return { documents, unreadable };
+}
+
+/** A restore's record, checked; undefined when there is none. */
+export async function readRestoreRecord(
+  store: ObjectStore,
+  name: string,
+): Promise<RestoreDocument | undefined> {
+  return readStoredJson(store, restoreFile(name, 'status'), {
+    schema: storedRestoreRecord,
+    shape: 'a velero.io/v1 Restore',
+  });
 }
 
 export async function readRestore(store: ObjectStore, name: string): Promise<StoredRestore | undefined> {
-  const keys = restoreKeys(name);
-  const document = await readJson<RestoreDocument>(store, keys.status);
+  const document = await readRestoreRecord(store, name);
   if (!document) return undefined;
-  const results = await readGzipJson<Results>(store, keys.results);
-  const resourceList = await readGzipJson<Record<string, string[]>>(store, keys.resourceList);
+  const results = await readStoredJson(store, restoreFile(name, 'results'), {
+    schema: storedResults,
+    shape: 'a results file',
+  });
+  const resourceList = await readStoredJson(store, restoreFile(name, 'resourceList'), {
+    schema: storedRestoreResourceList,
+    shape: 'a resource list',
+  });
   return { document, ...(results ? { results } : {}), ...(resourceList ? { resourceList } : {}) };
 }
 
@@ -115,11 +165,16 @@ export async function storedRestoreNames(store: ObjectStore): Promise<string[]> 
     .sort();
 }
 
+/** Every readable restore record, newest first (one that cannot be read is left out). */
 export async function listRestores(store: ObjectStore): Promise<RestoreDocument[]> {
   const documents: RestoreDocument[] = [];
   for (const name of await storedRestoreNames(store)) {
-    const document = await readJson<RestoreDocument>(store, restoreKeys(name).status);
-    if (document) documents.push(document);
+    try {
+      const document = await readRestoreRecord(store, name);
+      if (document) documents.push(document);
+    } catch (error) {
+      if (!(error instanceof StoredFileUnreadable)) throw error;
+    }
   }
   return documents.sort((a, b) =>
     (b.metadata?.creationTimestamp ?? '').localeCompare(a.metadata?.creationTimestamp ?? ''),

@@ -6,11 +6,13 @@ import type { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster
 import { KubernetesCsiSnapshots } from '../../shared/adapters/kubernetes-csi-snapshots.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import type { RepositoryLocation } from '../../shared/contracts/data-mover-job.js';
+import { backupKeys, restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import type { WorkQueue } from '../../shared/ports/work-queue.js';
 import { readEnv, requireQueueUrl } from '../../shared/runtime/env.js';
+import { renewClaim } from './name-claim.js';
 
 export const env = readEnv();
 const aws = awsAdapters({
@@ -58,4 +60,18 @@ export function dataMoverRepository(): RepositoryLocation | undefined {
 /** CSI VolumeSnapshots on a cluster, by its name (through the same EKS access). */
 export async function csiSnapshotsOf(name: string): Promise<CsiSnapshots> {
   return new KubernetesCsiSnapshots(await aws.clusterNamed(name));
+}
+
+/**
+ * Renews the run's claim on its name at the start of a step: while steps run, its lease holds;
+ * a run aborted or timed out as a whole stops renewing, and its name is then judged abandoned.
+ * A run found dead meanwhile stops here with RunAbandoned (its failure already recorded).
+ */
+export function renewRun(
+  kind: 'backup' | 'restore',
+  run: { readonly name: string; readonly runId: string },
+  signal?: AbortSignal,
+): Promise<void> {
+  const key = kind === 'backup' ? backupKeys(run.name).claim : restoreKeys(run.name).claim;
+  return renewClaim({ store, key, runId: run.runId, clock, ...(signal ? { signal } : {}) });
 }

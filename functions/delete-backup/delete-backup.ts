@@ -7,17 +7,29 @@
  * claim last, so the name can be used again. Then the repository's garbage collection frees the
  * packs no other manifest references, and reports the bytes freed.
  *
- * Re-runnable: what is gone already is skipped. When a snapshot cannot be deleted the backup's
- * objects are kept (as Velero keeps the Backup when deletion has errors), so a later run can
+ * A backup whose run died (its claim's lease ran out with no `velero-backup.json`) is first
+ * recorded Failed (abandoned-backup.ts), then deleted like any other, with what the dead run left
+ * half-written. Re-runnable: what is gone already is skipped. When a snapshot cannot be deleted
+ * the backup's objects are kept (as Velero keeps the Backup when deletion has errors), so a later run can
  * finish the job. Never deletes a snapshot or manifest another backup names.
  */
-import { gunzipSync } from 'node:zlib';
-import { BackupInProgress, LifeboatError } from '../../shared/domain/errors.js';
+import { z } from 'zod';
+import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
+import {
+  BackupInProgress,
+  BackupRetained,
+  LifeboatError,
+  StoredFileUnreadable,
+} from '../../shared/domain/errors.js';
 import { backupKeys, repositoryKeyId, repositoryKeys } from '../../shared/domain/storage/keys.js';
+import { backupFile, type StoredFile } from '../../shared/domain/storage/stored-files.js';
 import { manifestIdsOfBackup } from '../../shared/domain/volumes/data-movement.js';
+import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { GcReport } from '../../shared/ports/repository.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import { settleAbandonedBackup } from '../record-backup-failure/abandoned-backup.js';
 
 export interface DeleteBackupDeps {
   readonly store: ObjectStore;
@@ -25,6 +37,8 @@ export interface DeleteBackupDeps {
   readonly snapshotter?: Snapshotter;
   /** The repository's garbage collection (the data mover's gc job); unset, none runs. */
   readonly collectGarbage?: () => Promise<GcReport>;
+  /** What time it is: when a claim's lease ran out, an Object Lock retention ends (default: the system's clock). */
+  readonly clock?: Clock;
   readonly signal?: AbortSignal;
 }
 
@@ -44,14 +58,21 @@ export interface DeleteBackupResult {
 
 type Json = Record<string, unknown>;
 
-async function gzJson(store: ObjectStore, key: string, signal?: AbortSignal): Promise<unknown[]> {
-  const raw = await store.get(key, signal ? { signal } : {});
-  if (!raw) return [];
+/**
+ * One of the backup's lists of volumes, read within its limits; empty when absent or unreadable
+ * (an unreadable one names nothing to delete: its snapshots are left, never guessed at).
+ */
+async function volumeList(store: ObjectStore, file: StoredFile, signal?: AbortSignal): Promise<unknown[]> {
   try {
-    const parsed = JSON.parse(gunzipSync(raw).toString('utf8')) as unknown;
-    return Array.isArray(parsed) ? parsed : [];
-  } catch {
-    return [];
+    const list = await readStoredJson(store, file, {
+      schema: z.array(z.unknown()),
+      shape: 'a list',
+      ...(signal ? { signal } : {}),
+    });
+    return list ?? [];
+  } catch (error) {
+    if (error instanceof StoredFileUnreadable) return [];
+    throw error;
   }
 }
 
@@ -97,10 +118,9 @@ async function namedData(
   name: string,
   signal?: AbortSignal,
 ): Promise<{ snapshots: Set<string>; manifests: Set<string> }> {
-  const keys = backupKeys(name);
   const snapshots = new Set<string>();
   const manifests = new Set<string>();
-  for (const info of (await gzJson(store, keys.volumeInfo, signal)).map(record)) {
+  for (const info of (await volumeList(store, backupFile(name, 'volumeInfo'), signal)).map(record)) {
     const moved = record(info.snapshotDataMovementInfo);
     for (const id of [
       text(record(info.nativeSnapshotInfo).snapshotHandle),
@@ -115,7 +135,7 @@ async function namedData(
     if (text(pvb.uploaderType).startsWith('lifeboat') && text(pvb.snapshotHandle))
       manifests.add(text(pvb.snapshotHandle));
   }
-  for (const snapshot of (await gzJson(store, keys.volumeSnapshots, signal)).map(record)) {
+  for (const snapshot of (await volumeList(store, backupFile(name, 'volumeSnapshots'), signal)).map(record)) {
     const id = text(record(snapshot.status).providerSnapshotID);
     if (EBS_SNAPSHOT.test(id)) snapshots.add(id);
   }
@@ -202,6 +222,7 @@ async function deleteBackupObjects(
     await deps.store.delete(key, withSignal);
     objectsDeleted++;
   }
+  await deps.store.removeTemporaries?.(keys.dir);
   if (found.claimed) await deps.store.delete(keys.claim, withSignal);
   await deps.store.delete(keys.deletion, withSignal);
   return objectsDeleted;
@@ -216,12 +237,18 @@ export async function deleteBackup(
   const withSignal = signal ? { signal } : {};
   const keys = backupKeys(name);
   const deletion: Deletion = { name, keys, deps, withSignal };
+  // A backup whose run died is recorded Failed first: then it is deleted like any other.
+  await settleAbandonedBackup({ name }, { store, clock: deps.clock ?? systemClock, ...withSignal });
   const objects = await store.list(keys.dir, withSignal);
   const claimed = await store.exists(keys.claim, withSignal);
   const empty = { snapshotsDeleted: [], manifestsDeleted: [], objectsDeleted: 0, errors: [] };
   if (objects.length === 0 && !claimed) return { name, found: false, deleted: false, ...empty };
   // Nothing is deleted under a running backup: it would write its files back, or name deleted data.
   if (await stillRunning(store, name, claimed, signal)) throw new BackupInProgress(name);
+  // Object Lock: nothing is deleted (not even a marker hiding it) before the backup's retention ends.
+  const retention = await store.retentionOf?.(keys.metadata, withSignal);
+  if (retention && retention.until.getTime() > (deps.clock?.now() ?? new Date()).getTime())
+    throw new BackupRetained({ name, ...retention });
   await markDeletionStarted(deletion);
 
   const { snapshots, manifests } = await namedData(store, name, signal);

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
+import { readBackupDocument } from '../../shared/adapters/stored-file-reader.js';
 import { tarOf } from '../../shared/adapters/tar-archive.js';
 import { type BackupRequest, backupRequest } from '../../shared/contracts/backup-request.js';
 import {
@@ -35,6 +36,8 @@ import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/storage/tarba
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { FAST_GZIP, gunzipFast } from '../common/gzip.js';
+import { removeWorkData } from '../common/work-data.js';
+import { renewClaim } from '../common/name-claim.js';
 import { putOnce, putStreamOnce } from '../common/write-once.js';
 import { type FinalizedVolumes, finalizedVolumes } from './volumes.js';
 
@@ -306,6 +309,15 @@ export async function finalizeBackup(
 ): Promise<FinalizedBackup> {
   const { run } = input;
   const keys = backupKeys(run.name);
+  const withSignal = deps.signal ? { signal: deps.signal } : {};
+  // velero-backup.json is written last: a retry after it only finishes the working data's removal.
+  const earlier = await readBackupDocument(deps.store, run.name, withSignal);
+  if (earlier) {
+    await removeWorkData({ store: deps.store, dir: backupWorkKeys(run).dir, ...withSignal });
+    return outcomeOf(earlier);
+  }
+  // A run found dead meanwhile (and recorded Failed) must not write a backup beside that record.
+  await renewClaim({ store: deps.store, key: keys.claim, runId: run.runId, clock: deps.clock });
   const { request, collected, source } = await readWorkingData(run, deps);
   const tally: ResultsTally = {
     results: emptyResults,
@@ -341,8 +353,21 @@ export async function finalizeBackup(
   await writeSideFiles({ store: deps.store, keys, tally, volumes });
   const document = finishedDocument({ run, request, collected, completedAt, verdict, tally, volumes });
   await putOnce(deps.store, keys.metadata, JSON.stringify(document, null, 2), asJson);
+  await removeWorkData({ store: deps.store, dir: backupWorkKeys(run).dir, ...withSignal });
   const { phase, errors, warnings } = verdict;
   return { name: run.name, phase, items: tally.listed.length, errors, warnings };
+}
+
+/** What an earlier, finished attempt of this step returned, read back from velero-backup.json. */
+function outcomeOf(document: BackupDocument): FinalizedBackup {
+  const { status } = document;
+  return {
+    name: document.metadata.name,
+    phase: status.phase,
+    items: status.progress?.itemsBackedUp ?? 0,
+    errors: status.errors ?? 0,
+    warnings: status.warnings ?? 0,
+  };
 }
 
 /** Velero's backup controller records the source cluster's version on the Backup. */

@@ -3,17 +3,22 @@
  * with each item's outcome, item operations, volume info) and Lifeboat's record of the restore
  * with its phase, counts and hook status; the restored pods' exec hooks are in the log and the
  * results (a failed hook is an error: PartiallyFailed), and so are PlanRestore's warnings. Each
- * object is written only if absent.
+ * object is written only if absent. RecordRestoreFailure writes the same with phase Failed and
+ * the reason.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import pLimit from 'p-limit';
+import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import { storedRestoreRecord, storedRestoreResourceList } from '../../shared/contracts/restore-files.js';
 import type { ItemOutcome, RestoreRun } from '../../shared/contracts/restore-run.js';
 import { rfc3339 } from '../../shared/domain/storage/backup-document.js';
 import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import { formatLogLine, type LogEvent } from '../../shared/domain/storage/log.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
+import { restoreFile } from '../../shared/domain/storage/stored-files.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { removeWorkData } from '../common/work-data.js';
 import { putOnce } from '../common/write-once.js';
 import type { PhaseOutcome } from '../restore-phase/restore-phase.js';
 import { restoreVolumeResults } from '../restore-volumes/volume-results.js';
@@ -21,7 +26,7 @@ import { type HookReport, hookReport } from './hook-results.js';
 
 export interface FinalizedRestore {
   readonly name: string;
-  readonly phase: 'Completed' | 'PartiallyFailed';
+  readonly phase: 'Completed' | 'PartiallyFailed' | 'Failed';
   readonly items: number;
   readonly created: number;
   readonly updated: number;
@@ -35,10 +40,20 @@ export interface FinalizedRestore {
 }
 
 export async function finalizeRestore(
-  input: { run: RestoreRun },
+  input: {
+    run: RestoreRun;
+    /** Why the restore failed as a whole (RecordRestoreFailure): phase Failed, what was done counted. */
+    failureReason?: string;
+  },
   deps: { store: ObjectStore; clock: Clock },
 ): Promise<FinalizedRestore> {
   const { run } = input;
+  // The record is written last: a retry after it only finishes the working data's removal.
+  const earlier = await earlierOutcome(deps.store, run);
+  if (earlier) {
+    await removeWorkData({ store: deps.store, dir: restoreWorkKeys(run).dir });
+    return earlier;
+  }
   // The volume steps' log lines and results, and the restore's volume info.
   const volumes = await restoreVolumeResults({ store: deps.store, run });
   const planned = await planWarnings({ store: deps.store, run });
@@ -57,16 +72,10 @@ export async function finalizeRestore(
   const hooks = await hookReport({ store: deps.store, run, time: deps.clock.now().toISOString() });
   report.log.push(...hooks.log);
   report.results = mergeResults(report.results, hooks.results);
+  const completedAt = deps.clock.now();
+  const phase = closeLog({ report, run, completedAt, failureReason: input.failureReason });
   const errors = report.log.filter((e) => e.level === 'error').length;
   const warnings = report.log.filter((e) => e.level === 'warning').length;
-  const phase = errors > 0 ? 'PartiallyFailed' : 'Completed';
-  const completedAt = deps.clock.now();
-  report.log.push({
-    time: completedAt.toISOString(),
-    level: 'info',
-    msg: `Restore ${phase}`,
-    fields: { restore: run.name, backup: run.backupName },
-  });
   await writeRestoreFiles({ store: deps.store, run, report, volumeInfos: volumes.infos });
   const { totals } = report;
   const items = totals.created + totals.updated + totals.skipped + totals.failed;
@@ -76,9 +85,66 @@ export async function finalizeRestore(
     completedAt,
     counts: { items, restored: totals.created + totals.updated, errors, warnings },
     hookStatus: hooks.hookStatus,
+    ...(input.failureReason ? { failureReason: input.failureReason } : {}),
   });
   await putOnce(deps.store, restoreKeys(run.name).status, JSON.stringify(status, null, 2), JSON_OBJECT);
+  await removeWorkData({ store: deps.store, dir: restoreWorkKeys(run).dir });
   return { name: run.name, phase, items, ...totals, errors, warnings, ...hooks.hookStatus };
+}
+
+/** What a finished attempt returned: its record, with the totals counted from its resource list. */
+async function earlierOutcome(store: ObjectStore, run: RestoreRun): Promise<FinalizedRestore | undefined> {
+  const record = await readStoredJson(store, restoreFile(run.name, 'status'), {
+    schema: storedRestoreRecord,
+    shape: 'a velero.io/v1 Restore',
+  });
+  if (!record) return undefined;
+  const list = await readStoredJson(store, restoreFile(run.name, 'resourceList'), {
+    schema: storedRestoreResourceList,
+    shape: "a restore's resource list",
+  });
+  const totals = { created: 0, updated: 0, skipped: 0, failed: 0 };
+  for (const entry of Object.values(list ?? {}).flat()) {
+    const result = /\((created|updated|skipped|failed)\)$/.exec(entry)?.[1] as
+      | keyof typeof totals
+      | undefined;
+    if (result) totals[result]++;
+  }
+  const { status } = record;
+  return {
+    name: run.name,
+    phase: status.phase === 'PartiallyFailed' || status.phase === 'Failed' ? status.phase : 'Completed',
+    items: status.progress?.totalItems ?? 0,
+    ...totals,
+    errors: status.errors ?? 0,
+    warnings: status.warnings ?? 0,
+    hooksAttempted: status.hookStatus?.hooksAttempted ?? 0,
+    hooksFailed: status.hookStatus?.hooksFailed ?? 0,
+  };
+}
+
+/** The log's last line: the restore's phase, and the reason it failed, if it did; the phase. */
+function closeLog(options: {
+  report: RestoreReport;
+  run: RestoreRun;
+  completedAt: Date;
+  failureReason: string | undefined;
+}): FinalizedRestore['phase'] {
+  const { report, run, failureReason } = options;
+  const fields = { restore: run.name, backup: run.backupName };
+  const time = options.completedAt.toISOString();
+  if (failureReason !== undefined) {
+    report.log.push({
+      time,
+      level: 'error',
+      msg: 'Restore Failed',
+      fields: { ...fields, reason: failureReason },
+    });
+    return 'Failed';
+  }
+  const phase = report.log.some((e) => e.level === 'error') ? 'PartiallyFailed' : 'Completed';
+  report.log.push({ time, level: 'info', msg: `Restore ${phase}`, fields });
+  return phase;
 }
 
 /** PlanRestore's warnings (parts of the request that restored nothing), each in its namespace. */
@@ -173,12 +239,13 @@ async function writeRestoreFiles(options: {
 }
 
 /** Lifeboat's record of the restore, shaped as Velero's Restore object. */
-function restoreStatus(options: {
+export function restoreStatus(options: {
   run: RestoreRun;
   phase: FinalizedRestore['phase'];
   completedAt: Date;
   counts: { items: number; restored: number; errors: number; warnings: number };
   hookStatus: HookReport['hookStatus'];
+  failureReason?: string;
 }): Record<string, unknown> {
   const { run, counts } = options;
   return {
@@ -193,6 +260,7 @@ function restoreStatus(options: {
       progress: { totalItems: counts.items, itemsRestored: counts.restored },
       ...(counts.errors ? { errors: counts.errors } : {}),
       ...(counts.warnings ? { warnings: counts.warnings } : {}),
+      ...(options.failureReason ? { failureReason: options.failureReason } : {}),
       hookStatus: options.hookStatus,
     },
   };

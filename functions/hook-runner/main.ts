@@ -19,11 +19,13 @@ import { LocalDirectoryStore } from '../../shared/adapters/local-directory-store
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import { HOOK_RUN_VARIABLE, hookRunInput } from '../../shared/contracts/hook-run.js';
 import { RecipeStepFailed } from '../../shared/domain/errors.js';
+import { backupKeys, restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import { DEFAULT_CLAIM_LEASE_SECONDS, keepClaimAlive } from '../common/name-claim.js';
 import { runRecipeHook } from '../run-recipe-hook/run-recipe-hook.js';
 import { runDeferredBlock } from './hook-runner.js';
 import { runLongRestoreRecipeHook } from './restore-recipe-hook.js';
@@ -85,6 +87,15 @@ export async function main(source: NodeJS.ProcessEnv = process.env): Promise<num
     const env = runnerEnv.parse(source);
     const input = hookRunInput.parse(JSON.parse(env[HOOK_RUN_VARIABLE]));
     const deps = await adapters(env);
+    // Hooks may run for hours with no Lambda step renewing the run's claim: this task does.
+    const run = 'restore' in input ? input.restore : input.run;
+    keepClaimAlive({
+      store: deps.store,
+      key: 'restore' in input ? restoreKeys(run.name).claim : backupKeys(run.name).claim,
+      runId: run.runId,
+      clock: systemClock,
+      leaseSeconds: DEFAULT_CLAIM_LEASE_SECONDS,
+    });
     if ('restore' in input) {
       const cluster = await deps.clusterFor(input.restore.cluster);
       const outcome = await runLongRestoreRecipeHook(

@@ -6,7 +6,7 @@
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, clusterNamed, dataMoverRepository, store } from '../common/wiring.js';
+import { clock, clusterNamed, dataMoverRepository, renewRun, store } from '../common/wiring.js';
 import { patchProvisionedVolumes } from './patch-provisioned-volumes.js';
 
 const repository = dataMoverRepository();
@@ -14,6 +14,7 @@ const repository = dataMoverRepository();
 export const handler = lambdaHandler('PatchProvisionedVolumes', async (event: unknown, signal) => {
   const input = volumeOperationsInput.parse(event);
   const run = restoreRun.parse(input.run);
+  await renewRun('restore', run, signal);
   return patchProvisionedVolumes(
     { run, ...(input.moved ? { moved: input.moved } : {}) },
     {

@@ -1,13 +1,15 @@
 /**
- * PlanRestore's pass over the backup archive: each backed-up item is skipped (as Velero skips
- * it), kept for later (namespaces, CRDs, volumes waiting for their decisions), or selected and
- * planned at once in its restore step. Hostile archives fail in the reader, before anything is
- * created. Writes only the planned chunks.
+ * PlanRestore's pass over the backup archive: each backed-up item is first placed where its path
+ * says (its namespace, whatever its metadata claims: shared/domain/restore/placement.ts), then
+ * skipped (as Velero skips it), kept for later (namespaces, CRDs, volumes waiting for their
+ * decisions), or selected and planned at once in its restore step. Hostile archives fail in the
+ * reader, before anything is created. Writes only the planned chunks.
  */
 import { type ArchiveItem, readBackupArchive } from '../../shared/adapters/backup-archive-reader.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { prepareForRestore, skipReason } from '../../shared/domain/restore/item.js';
 import { restorable } from '../../shared/domain/restore/order.js';
+import { placedAtPath } from '../../shared/domain/restore/placement.js';
 import { backupKeys } from '../../shared/domain/storage/keys.js';
 import { itemKey } from './plan-recipe.js';
 import { CRDS, type Planning } from './planning.js';
@@ -21,11 +23,15 @@ export async function readArchiveItems(planning: Planning): Promise<void> {
   await readBackupArchive({ body, onItem: (entry) => takeEntry(planning, entry) });
 }
 
-async function takeEntry(planning: Planning, entry: ArchiveItem): Promise<void> {
+async function takeEntry(planning: Planning, read: ArchiveItem): Promise<void> {
   // Velero reads the plain path; the version folders are copies.
-  if (entry.version) return;
-  noteBackedUp(planning, entry);
+  if (read.version) return;
+  noteBackedUp(planning, read);
   const { found } = planning;
+  const placed = placedAtPath(read);
+  const entry = { ...read, object: placed.object };
+  if (placed.warning)
+    found.placementWarnings.set(itemKey(read.groupResource, read.namespace, read.name), placed.warning);
   const gr = entry.groupResource;
   if (!restorable(gr) || skipReason(gr, entry.object) !== undefined) {
     found.skipped++;

@@ -18,6 +18,7 @@ import { prepareItem, shouldRestoreStatus } from '../../shared/domain/restore/it
 import type { ResourceModifiers } from '../../shared/domain/restore/resource-modifiers.js';
 import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { itemKey } from './plan-recipe.js';
 
 export type PlanItem = (entry: {
   groupResource: string;
@@ -47,6 +48,8 @@ export async function itemPlanner(options: {
   store: ObjectStore;
   /** Resource names as the request writes them → group resources, through discovery. */
   resolve: (names: readonly string[] | undefined) => string[];
+  /** A warning found while reading the item (placed at its path), by `itemKey`. */
+  warningsOf?: (key: string) => string | undefined;
 }): Promise<PlanItem> {
   const { run, spec } = options;
   const resourceModifiers = await loadResourceModifiers(options);
@@ -74,28 +77,37 @@ export async function itemPlanner(options: {
     const keepStatus =
       status !== undefined &&
       shouldRestoreStatus({ groupResource, object, ...(restoreStatus ? { restoreStatus } : {}) });
-    // Velero groups a pod's exec hooks from the object it created: mapped, modified, labelled.
-    const exec =
-      groupResource === 'pods'
-        ? restoreExecHooksForPod({ pod: hookPodOf(object), specs: restoreHooks })
-        : { byContainer: [], warnings: [] };
+    const name = (backedUp.metadata as { name?: unknown } | undefined)?.name;
+    const warning = options.warningsOf?.(itemKey(groupResource, sourceNamespace, String(name ?? '')));
     return {
       groupResource,
       sourceNamespace,
       object,
       ...(keepStatus ? { status } : {}),
       ...(problems.length > 0 ? { problems } : {}),
+      ...(warning ? { warnings: [warning] } : {}),
       ...(initContainersAdded.length > 0 ? { initContainersAdded } : {}),
-      ...(exec.byContainer.length > 0
-        ? {
-            execHooks: exec.byContainer.map((g) => ({
-              container: g.container,
-              hooks: g.hooks.map((h) => ({ ...h, command: [...h.command] })),
-            })),
-          }
-        : {}),
-      ...(exec.warnings.length > 0 ? { hookWarnings: exec.warnings } : {}),
+      ...(groupResource === 'pods' ? podExecHooks(object, restoreHooks) : {}),
     };
+  };
+}
+
+/** Velero groups a pod's exec hooks from the object it created: mapped, modified, labelled. */
+function podExecHooks(
+  pod: Record<string, unknown>,
+  specs: readonly RestoreHookSpec[],
+): Pick<PlannedItem, 'execHooks' | 'hookWarnings'> {
+  const exec = restoreExecHooksForPod({ pod: hookPodOf(pod), specs });
+  return {
+    ...(exec.byContainer.length > 0
+      ? {
+          execHooks: exec.byContainer.map((g) => ({
+            container: g.container,
+            hooks: g.hooks.map((h) => ({ ...h, command: [...h.command] })),
+          })),
+        }
+      : {}),
+    ...(exec.warnings.length > 0 ? { hookWarnings: exec.warnings } : {}),
   };
 }
 

@@ -19,6 +19,7 @@ import {
   type RestoreStepGroup,
 } from '../../shared/domain/recipes/restore-groups.js';
 import { restorable } from '../../shared/domain/restore/order.js';
+import { placedAtPath } from '../../shared/domain/restore/placement.js';
 import { backupKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { readStoredRecipe } from '../common/recipe-reference.js';
@@ -91,8 +92,10 @@ export async function planRecipeSteps(options: {
     onItem: async (entry) => {
       if (entry.version || !restorable(entry.groupResource)) return;
       const ref = refOf(entry.groupResource, entry.namespace, entry.name);
-      const labels = (entry.object.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {};
-      items.push({ ref, labels, facts: factsOf(ref, entry.object) });
+      // As the archive pass will see it: where its path says.
+      const { object } = placedAtPath(entry);
+      const labels = (object.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {};
+      items.push({ ref, labels, facts: factsOf(ref, object) });
     },
   });
   const assigned = assignRestoreSteps({

@@ -7,14 +7,13 @@
  * Never creates anything; RestoreVolumes creates the volumes.
  */
 import { createHash } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
+import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
 import { backupVolumeInfos, type VolumePlan } from '../../shared/contracts/restore-volumes.js';
-import { LifeboatError } from '../../shared/domain/errors.js';
 import { mappedNamespace } from '../../shared/domain/restore/item.js';
-import { backupKeys } from '../../shared/domain/storage/keys.js';
 import type { LogEvent } from '../../shared/domain/storage/log.js';
+import { backupFile } from '../../shared/domain/storage/stored-files.js';
 import { movedByLifeboat } from '../../shared/domain/volumes/data-movement.js';
 import type { BackupVolumeInfo } from '../../shared/domain/volumes/info-shapes.js';
 import { planVolumeRestore } from '../../shared/domain/volumes/restore.js';
@@ -27,30 +26,22 @@ type Json = Record<string, unknown>;
 const PVS = 'persistentvolumes';
 const PVCS = 'persistentvolumeclaims';
 
-/** The backup's volumes-info; empty when the backup has none (written before it existed). */
+/**
+ * The backup's volumes-info; empty when the backup has none (written before it existed). Read
+ * within its limits: Velero fails the restore when it cannot read the file; so does Lifeboat,
+ * naming it (StoredFileUnreadable).
+ */
 export async function loadBackupVolumeInfos(options: {
   store: ObjectStore;
   backupName: string;
   signal?: AbortSignal;
 }): Promise<BackupVolumeInfo[]> {
-  const raw = await options.store.get(
-    backupKeys(options.backupName).volumeInfo,
-    options.signal ? { signal: options.signal } : {},
-  );
-  if (!raw) return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(gunzipSync(raw).toString('utf8'));
-  } catch (error) {
-    // Velero fails the restore when it cannot read the file; so does Lifeboat, saying which.
-    throw new LifeboatError(`the volume info of backup ${options.backupName} is not gzip'd JSON`, {
-      cause: error,
-    });
-  }
-  const infos = backupVolumeInfos.safeParse(parsed);
-  if (!infos.success)
-    throw new LifeboatError(`the volume info of backup ${options.backupName} is not a list of volumes`);
-  return infos.data as BackupVolumeInfo[];
+  const infos = await readStoredJson(options.store, backupFile(options.backupName, 'volumeInfo'), {
+    schema: backupVolumeInfos,
+    shape: 'a list of volumes',
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return (infos ?? []) as BackupVolumeInfo[];
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');

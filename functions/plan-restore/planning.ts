@@ -45,6 +45,8 @@ export interface ArchiveFindings {
   readonly namespaceObjects: Map<string, PlannedItem>;
   /** Where volume items come back from the volume plan: by their backed-up identity. */
   readonly volumeSteps: Map<string, number>;
+  /** Items placed where their archive path says, against their metadata: by path, the warning. */
+  readonly placementWarnings: Map<string, string>;
   skipped: number;
   notInRecipe: number;
   /** What the backup holds, for the request's parts that match nothing (unmatched.ts). */
@@ -78,7 +80,14 @@ export async function startPlanning(options: {
   const { run, spec, deps } = options;
   const discovered = (await deps.cluster.discover({ ...signalOf(deps) })).resources;
   const selection = restoreSelection({ spec, discovered });
-  const planItem = await itemPlanner({ run, spec, store: deps.store, resolve: selection.resolve });
+  const placementWarnings = new Map<string, string>();
+  const planItem = await itemPlanner({
+    run,
+    spec,
+    store: deps.store,
+    resolve: selection.resolve,
+    warningsOf: (key) => placementWarnings.get(key),
+  });
   const volumes = volumePlanner({
     run,
     spec,
@@ -113,17 +122,22 @@ export async function startPlanning(options: {
       store: deps.store,
       ...(deps.chunkSize !== undefined ? { chunkSize: deps.chunkSize } : {}),
     }),
-    found: {
-      crdCandidates: new Map(),
-      customResourcesSelected: new Map(),
-      namespacesNeeded: new Map(),
-      namespaceObjects: new Map(),
-      volumeSteps: new Map(),
-      skipped: 0,
-      notInRecipe: 0,
-      backupNamespaces: new Set(),
-      backedUpItems: new Set(),
-    },
+    found: emptyFindings(placementWarnings),
+  };
+}
+
+function emptyFindings(placementWarnings: Map<string, string>): ArchiveFindings {
+  return {
+    crdCandidates: new Map(),
+    customResourcesSelected: new Map(),
+    namespacesNeeded: new Map(),
+    namespaceObjects: new Map(),
+    volumeSteps: new Map(),
+    placementWarnings,
+    skipped: 0,
+    notInRecipe: 0,
+    backupNamespaces: new Set(),
+    backedUpItems: new Set(),
   };
 }
 

@@ -11,6 +11,7 @@ import { backupKeys, backupWorkKeys } from '../../shared/domain/storage/keys.js'
 import { formatLogLine } from '../../shared/domain/storage/log.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { removeWorkData } from '../common/work-data.js';
 import { putOnce } from '../common/write-once.js';
 import { readCollectLog, storedSpec } from '../finalize-backup/finalize-backup.js';
 
@@ -70,5 +71,6 @@ export async function recordBackupFailure(
   await putOnce(deps.store, keys.metadata, JSON.stringify(document, null, 2), {
     contentType: 'application/json',
   });
+  await removeWorkData({ store: deps.store, dir: backupWorkKeys(run).dir });
   return { name: run.name, phase: 'Failed', failureReason };
 }

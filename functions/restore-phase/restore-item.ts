@@ -5,7 +5,8 @@
  * earlier attempt of this restore wrote as that attempt did, else skip it if equal, merge a
  * ServiceAccount, or warn or merge-patch as `existingResourcePolicy` says. Resource modifier
  * rules that failed while planning are errors of the item, which is restored all the same.
- * Never throws: every outcome, failures included, is returned and logged.
+ * Throws only a RetryableError before the chunk's last attempt: every other outcome, failures
+ * included, is returned and logged.
  */
 import type { ItemOutcome, PlannedItem, RestoreRun } from '../../shared/contracts/restore-run.js';
 import { RetryableError } from '../../shared/domain/errors.js';
@@ -29,6 +30,8 @@ export interface ItemContext {
   readonly crdTimeoutMs?: number;
   /** How long to wait for the cluster to add a new namespace's default objects (15 s). */
   readonly clusterDefaultWaitMs?: number;
+  /** The chunk's last attempt: a 429/5xx that outlasts every retry fails the item, not the chunk. */
+  readonly lastAttempt?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -38,8 +41,9 @@ export async function restoreItem(item: PlannedItem, ctx: ItemContext): Promise<
     return await createItem(attempt);
   } catch (error) {
     // Throttling or a server error the adapter's own retries did not outlast: the chunk fails
-    // and its step is retried (a retried chunk recognises what this attempt wrote).
-    if (error instanceof RetryableError) throw error;
+    // and its step is retried (a retried chunk recognises what this attempt wrote); on the last
+    // attempt the item fails, named in the results, as Velero records a failed create.
+    if (error instanceof RetryableError && !ctx.lastAttempt) throw error;
     const message = error instanceof Error ? error.message : String(error);
     attempt.note('error', `Could not restore: ${message}`);
     return { ...attempt.id, result: 'failed', message, ...problemsOf(attempt) };
@@ -81,6 +85,7 @@ function startAttempt(item: PlannedItem, ctx: ItemContext): ItemAttempt {
   };
   // Velero: a modifier error is the item's error, yet the item is restored as modified so far.
   for (const problem of item.problems ?? []) note('error', `Resource modifiers: ${problem}`);
+  for (const warning of item.warnings ?? []) note('warning', warning);
   return {
     item,
     ctx,
@@ -89,7 +94,7 @@ function startAttempt(item: PlannedItem, ctx: ItemContext): ItemAttempt {
     signal: ctx.signal ? { signal: ctx.signal } : {},
     note,
     errors: (item.problems ?? []).map((p) => `resource modifiers: ${p}`),
-    warnings: [],
+    warnings: [...(item.warnings ?? [])],
     modifierMessage: item.problems?.length
       ? { message: `resource modifiers: ${item.problems.join('; ')}` }
       : {},

@@ -2,7 +2,9 @@
  * RestorePhase: restores one chunk of one phase (one resource), its items in parallel with
  * bounded concurrency: create; when the object exists, skip it if equal, otherwise warn or
  * merge-patch it as `existingResourcePolicy` says. A CRD is waited on until Established and
- * NamesAccepted. Every item's outcome is recorded; a failed item never fails the chunk. The state
+ * NamesAccepted. Every item's outcome is recorded; a failed item never fails the chunk, except one
+ * the cluster keeps refusing with 429/5xx, which fails it (after every item had its try) until
+ * the step's last attempt, where that item is recorded failed. The state
  * machine runs the chunks of a phase in parallel invocations; an invocation is idempotent: a
  * retry rewrites the same outcome key and reports what an earlier attempt wrote as it did.
  */
@@ -53,7 +55,6 @@ export async function restorePhase(
     'none';
   const limit = deps.limit ?? pLimit(deps.concurrency ?? 16);
   const totals = { created: 0, updated: 0, skipped: 0, failed: 0 };
-
   const data = await deps.store.get(work.chunk(phase.groupResource, chunk));
   if (!data)
     throw new LifeboatError(
@@ -61,7 +62,7 @@ export async function restorePhase(
     );
   const items = plannedItem.array().parse(JSON.parse(Buffer.from(data).toString('utf8')));
   const log: LogEvent[] = [];
-  const outcomes = await Promise.all(
+  const settled = await Promise.allSettled(
     items.map((item) =>
       limit(() =>
         restoreItem(item, {
@@ -71,12 +72,18 @@ export async function restorePhase(
           cluster: deps.cluster,
           clock: deps.clock,
           log,
+          ...(input.lastAttempt ? { lastAttempt: true } : {}),
           ...(deps.crdTimeoutMs ? { crdTimeoutMs: deps.crdTimeoutMs } : {}),
           ...(deps.signal ? { signal: deps.signal } : {}),
         }),
       ),
     ),
   );
+  // Every item has had its try before the chunk fails: none is left writing under a retry.
+  const outcomes = settled.map((s) => {
+    if (s.status === 'rejected') throw s.reason;
+    return s.value;
+  });
   for (const o of outcomes) totals[o.result]++;
   // Created pods with exec hooks, one key each, for RestoreHooks (before the outcome: a retry redoes both).
   await recordPodHooks({

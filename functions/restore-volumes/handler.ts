@@ -5,7 +5,7 @@
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, dataMoverRepository, env, snapshotter, store } from '../common/wiring.js';
+import { clock, dataMoverRepository, env, renewRun, snapshotter, store } from '../common/wiring.js';
 import { restoreVolumes } from './restore-volumes.js';
 
 const repository = dataMoverRepository();
@@ -13,8 +13,10 @@ const repository = dataMoverRepository();
 export const handler = lambdaHandler('RestoreVolumes', async (event: unknown, signal) => {
   // The same shape as VolumeOperations': the run, and the data-mover jobs the last Map ran.
   const input = volumeOperationsInput.parse(event);
+  const run = restoreRun.parse(input.run);
+  await renewRun('restore', run, signal);
   return restoreVolumes(
-    { run: restoreRun.parse(input.run), ...(input.moved ? { moved: input.moved } : {}) },
+    { run, ...(input.moved ? { moved: input.moved } : {}) },
     {
       store,
       clock,

@@ -1,13 +1,13 @@
 /**
  * The restore hook specs checked up front, so that a bad hook fails the request with its field
  * path (FailedValidation) rather than pod by pod during the restore. The request schema already
- * checks shapes and durations; this adds what it cannot: Velero's init container rule (name,
- * image and command), and exec hooks that could never run as written. Never reads the cluster.
+ * checks shapes, container names and timeouts (Go durations, not negative); this adds what it
+ * cannot: Velero's init container rule (name, image and command), and exec hooks that could
+ * never run as written. Never reads the cluster.
  */
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
 import type { FieldProblem } from '../../shared/domain/errors.js';
 import { restoreInitHookProblems } from '../../shared/domain/hooks/restore.js';
-import { parseDuration } from '../../shared/domain/kubernetes/duration.js';
 
 /** A container name as the API accepts it (RFC 1123 label). */
 const CONTAINER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -39,22 +39,8 @@ export function restoreHookProblems(spec: RestoreSpec): FieldProblem[] {
             message: 'must be a container name (lowercase letters, digits and "-", at most 63)',
           });
       }
-      const exec = hook.exec;
-      if (!exec) continue;
-      if (exec.container !== undefined && exec.container !== '' && !CONTAINER_NAME.test(exec.container))
-        problems.push({
-          path: `${path}.exec.container`,
-          message: 'must be a container name (lowercase letters, digits and "-", at most 63)',
-        });
-      if (exec.command[0] === '')
+      if (hook.exec?.command[0] === '')
         problems.push({ path: `${path}.exec.command[0]`, message: 'the program to run must not be empty' });
-      for (const field of ['execTimeout', 'waitTimeout'] as const) {
-        const value = exec[field];
-        const ms = value === undefined ? undefined : parseDuration(value);
-        // Velero would treat a negative wait as already expired and a negative exec timeout as none.
-        if (ms !== undefined && ms < 0)
-          problems.push({ path: `${path}.exec.${field}`, message: 'must not be negative' });
-      }
     }
   }
   return problems;

@@ -8,6 +8,7 @@
  * claims the name for this run. Invalid input is an outcome, not an exception.
  */
 
+import { readBackupDocument } from '../../shared/adapters/stored-file-reader.js';
 import { rejectedRequest, type ValidationResult } from '../../shared/contracts/kubernetes.js';
 import {
   type RestoreRequest,
@@ -15,14 +16,15 @@ import {
   validateRestoreRequest,
 } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun, RestoreValidation } from '../../shared/contracts/restore-run.js';
-import type { FieldProblem } from '../../shared/domain/errors.js';
+import { type FieldProblem, StoredFileUnreadable } from '../../shared/domain/errors.js';
 import type { ResourceModifiers } from '../../shared/domain/restore/resource-modifiers.js';
 import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
-import { backupKeys, restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import { restoreKeys, restoreWorkKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName, nameTaken } from '../common/name-claim.js';
 import { type ResolvedRecipe, resolveRecipeReference } from '../common/recipe-reference.js';
+import { settleAbandonedRestore } from '../record-restore-failure/abandoned-restore.js';
 import { movedVolumeKeyProblems } from './moved-volume-key.js';
 import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
 import { restoreHookProblems } from './restore-hooks.js';
@@ -33,21 +35,26 @@ export interface ValidateRestoreDeps {
   /** The target cluster by the request's name, to read a resource modifier ConfigMap from. */
   readonly clusterNamed?: (name: string) => Promise<ClusterReader>;
   readonly signal?: AbortSignal;
+  /** The lease the run's claim on its name carries (default: a deployed run's). */
+  readonly claimLeaseSeconds?: number;
 }
 
 const rejected = rejectedRequest;
 
-async function document(store: ObjectStore, key: string): Promise<BackupDocument | undefined> {
-  const raw = await store.get(key);
-  return raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as BackupDocument) : undefined;
-}
-
-/** Velero: a schedule's latest Completed backup, by the `velero.io/schedule-name` label. */
+/**
+ * Velero: a schedule's latest Completed backup, by the `velero.io/schedule-name` label. A backup
+ * whose `velero-backup.json` cannot be read is not one of them (it is refused by name when asked).
+ */
 async function latestOfSchedule(store: ObjectStore, schedule: string): Promise<string | undefined> {
-  const keys = (await store.list('backups/')).filter((k) => k.endsWith('/velero-backup.json'));
+  const names = (await store.list('backups/'))
+    .filter((k) => k.endsWith('/velero-backup.json'))
+    .map((k) => k.slice('backups/'.length, -'/velero-backup.json'.length));
   let latest: BackupDocument | undefined;
-  for (const key of keys) {
-    const doc = await document(store, key);
+  for (const name of names) {
+    const doc = await readBackupDocument(store, name).catch((error: unknown) => {
+      if (error instanceof StoredFileUnreadable) return undefined;
+      throw error;
+    });
     if (doc?.metadata.labels?.['velero.io/schedule-name'] !== schedule || doc.status.phase !== 'Completed')
       continue;
     if (!latest || doc.status.startTimestamp > latest.status.startTimestamp) latest = doc;
@@ -122,8 +129,16 @@ async function backupProblems(options: {
   signal?: AbortSignal;
 }): Promise<FieldProblem[]> {
   const { store, backupName } = options;
-  const backup = await document(store, backupKeys(backupName).metadata);
-  if (!backup) return [{ path: 'restore.spec.backupName', message: `backup "${backupName}" not found` }];
+  const where = 'restore.spec.backupName';
+  let backup: BackupDocument | undefined;
+  try {
+    backup = await readBackupDocument(store, backupName, options.signal ? { signal: options.signal } : {});
+  } catch (error) {
+    if (error instanceof StoredFileUnreadable)
+      return [{ path: where, message: `backup "${backupName}" cannot be restored: ${error.message}` }];
+    throw error;
+  }
+  if (!backup) return [{ path: where, message: `backup "${backupName}" not found` }];
   if (backup.status.phase !== 'Completed' && backup.status.phase !== 'PartiallyFailed') {
     return [
       {
@@ -177,11 +192,36 @@ async function startRun(options: {
   const key = restoreKeys(name).claim;
   const taken = run.dryRun
     ? await nameTaken({ store: deps.store, key })
-    : (await claimName({ store: deps.store, key, runId: options.runId, startedAt })).taken;
-  if (taken)
-    return rejected([{ path: 'restore.metadata.name', message: `a restore named "${name}" already exists` }]);
+    : (
+        await claimName({
+          store: deps.store,
+          key,
+          runId: options.runId,
+          startedAt,
+          run,
+          ...(deps.claimLeaseSeconds ? { leaseSeconds: deps.claimLeaseSeconds } : {}),
+        })
+      ).taken;
+  if (taken) return rejected([await takenProblem(name, deps)]);
   await writeWorkingData({ store: deps.store, run, request, checks: options.checks });
   return { valid: true, run };
+}
+
+/** Why the name is taken; a dead run's restore is recorded Failed now (abandoned-restore.ts). */
+async function takenProblem(name: string, deps: ValidateRestoreDeps): Promise<FieldProblem> {
+  const path = 'restore.metadata.name';
+  const found = await settleAbandonedRestore({ name }, deps);
+  if (found.state === 'running')
+    return {
+      path,
+      message: `a restore named "${name}" already exists and is in progress (run ${found.claim.runId})`,
+    };
+  if (found.state === 'stored' && found.abandoned)
+    return {
+      path,
+      message: `a restore named "${name}" already exists: its run died and it is now recorded Failed (${found.abandoned})`,
+    };
+  return { path, message: `a restore named "${name}" already exists` };
 }
 
 /** The request, and the recipe and resource modifiers as resolved, for the steps that follow. */

@@ -12,7 +12,8 @@
  * kept is deleted, so a volume keeps one snapshot, not one per backup.
  * Never fails the backup: a movement that cannot start or fails is a failed volume.
  */
-import { gunzipSync } from 'node:zlib';
+import { z } from 'zod';
+import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
 import type {
   BlockVolumes,
   DataMovement,
@@ -25,13 +26,9 @@ import {
   dataMoverProgress,
   type RepositoryLocation,
 } from '../../shared/contracts/data-mover-job.js';
-import { LifeboatError } from '../../shared/domain/errors.js';
-import {
-  backupKeys,
-  dataMoverWorkKeys,
-  repositoryKeyId,
-  repositoryKeys,
-} from '../../shared/domain/storage/keys.js';
+import { LifeboatError, StoredFileUnreadable } from '../../shared/domain/errors.js';
+import { dataMoverWorkKeys, repositoryKeyId, repositoryKeys } from '../../shared/domain/storage/keys.js';
+import { backupFile } from '../../shared/domain/storage/stored-files.js';
 import {
   movedManifestId,
   movementKeyOf,
@@ -115,21 +112,22 @@ async function retainedSnapshotOf(options: {
 }): Promise<string | undefined> {
   const name = parseMovedManifestId(options.manifestId);
   if (!name) return undefined;
-  const raw = await options.store.get(
-    backupKeys(name.backupName).volumeInfo,
-    options.signal ? { signal: options.signal } : {},
-  );
-  if (!raw) return undefined;
+  let infos: unknown[] | undefined;
   try {
-    const infos = JSON.parse(gunzipSync(raw).toString('utf8')) as unknown;
-    if (!Array.isArray(infos)) return undefined;
-    for (const info of infos as { snapshotDataMovementInfo?: Record<string, unknown> }[]) {
-      const moved = info?.snapshotDataMovementInfo;
-      if (moved?.snapshotHandle === options.manifestId && typeof moved.retainedSnapshot === 'string')
-        return moved.retainedSnapshot || undefined;
-    }
-  } catch {
+    infos = await readStoredJson(options.store, backupFile(name.backupName, 'volumeInfo'), {
+      schema: z.array(z.unknown()),
+      shape: 'a list of volumes',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
     // An unreadable volumes-info keeps its snapshot: nothing is deleted on a guess.
+    if (error instanceof StoredFileUnreadable) return undefined;
+    throw error;
+  }
+  for (const info of (infos ?? []) as ({ snapshotDataMovementInfo?: Record<string, unknown> } | null)[]) {
+    const moved = info?.snapshotDataMovementInfo;
+    if (moved?.snapshotHandle === options.manifestId && typeof moved.retainedSnapshot === 'string')
+      return moved.retainedSnapshot || undefined;
   }
   return undefined;
 }

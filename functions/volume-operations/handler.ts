@@ -2,15 +2,25 @@
 import { backupRun } from '../../shared/contracts/backup-run.js';
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, csiSnapshotsOf, dataMoverRepository, env, snapshotter, store } from '../common/wiring.js';
+import {
+  clock,
+  csiSnapshotsOf,
+  dataMoverRepository,
+  env,
+  renewRun,
+  snapshotter,
+  store,
+} from '../common/wiring.js';
 import { volumeOperations } from './volume-operations.js';
 
 const repository = dataMoverRepository();
 
 export const handler = lambdaHandler('VolumeOperations', async (event: unknown, signal) => {
   const input = volumeOperationsInput.parse(event);
+  const run = backupRun.parse(input.run);
+  await renewRun('backup', run, signal);
   return volumeOperations(
-    { run: backupRun.parse(input.run), ...(input.moved ? { moved: input.moved } : {}) },
+    { run, ...(input.moved ? { moved: input.moved } : {}) },
     {
       store,
       clock,

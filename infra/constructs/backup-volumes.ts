@@ -13,30 +13,44 @@ import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import { stepFunction } from './step-function.js';
+import type { BackupStore } from './storage-access.js';
 
 /** The Kubernetes group of the backup's EKS access entry that a cluster binds to the snapshot API. */
 export const VOLUME_SNAPSHOT_GROUP = 'lifeboat:volume-snapshots';
 
 export function backupVolumeFunctions(
   scope: Construct,
-  options: { environment: Record<string, string>; clusterReaderRole: Role },
+  options: { environment: Record<string, string>; store: BackupStore; clusters: readonly string[] },
 ): { volumeOperations: NodejsFunction } {
-  const role = options.clusterReaderRole;
   // Re-entrant: one call looks at every operation once, the state machine waits between calls.
+  // Reads VolumeSnapshots and retains their contents (CSI); describes EBS snapshots.
   const volumeOperations = stepFunction(scope, 'VolumeOperations', {
     memoryMb: 512,
     timeout: Duration.minutes(5),
     environment: options.environment,
-    role,
+    store: options.store,
+    access: { writes: ['backupWork', 'backupClaims'] },
+    cluster: {
+      clusters: options.clusters,
+      accessPolicy: 'AmazonEKSAdminViewPolicy',
+      kubernetesGroups: [VOLUME_SNAPSHOT_GROUP],
+    },
   });
-  grantEbsSnapshots(role);
+  const role = volumeOperations.role as Role;
+  role.addToPrincipalPolicy(
+    new PolicyStatement({ actions: ['ec2:DescribeVolumes', 'ec2:DescribeSnapshots'], resources: ['*'] }),
+  );
+  grantIncrementalBaseDeletion(role);
+  const stack = Stack.of(scope);
+  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${region}::snapshot/*]`,
+    reason:
+      'VolumeOperations deletes only the superseded incremental bases: snapshots tagged by a backup (or by the EBS CSI driver for a backup’s VolumeSnapshot)',
+  });
   return { volumeOperations };
 }
 
-/**
- * What a role needs to take EBS snapshots as a backup does: the workers' and VolumeOperations'
- * role, and the hook runner's, which backs up the blocks whose hooks outlast a worker.
- */
 export function grantEbsSnapshots(role: Role): void {
   const stack = Stack.of(role);
   const volumes = stack.formatArn({ service: 'ec2', resource: 'volume', resourceName: '*' });

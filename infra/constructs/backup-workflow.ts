@@ -2,29 +2,29 @@
  * The backup workflow: the functions of each state, the ItemBlock queue with its dead-letter
  * queue and their consumers, and the state machine built from statemachines/backup.asl.json
  * with typed substitutions, and the data mover its MoveVolumeData stage runs (in the hook
- * runner's cluster). Clusters are given by name; the reading functions' role gets an EKS access
- * entry on each. Never grants more than the steps need.
+ * runner's cluster). Clusters are given by name. Each function has a role of its own with what its
+ * step needs: the storage areas it writes, the EKS access it uses. Never grants more.
  */
 import { join } from 'node:path';
 import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { Key } from 'aws-cdk-lib/aws-kms';
+import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { backupRecipeFunctions, type RecipeFunctions, recipeSubstitutions } from './backup-recipe.js';
-import {
-  backupVolumeFunctions,
-  grantEbsSnapshots,
-  grantIncrementalBaseDeletion,
-  VOLUME_SNAPSHOT_GROUP,
-} from './backup-volumes.js';
+import { backupVolumeFunctions, grantEbsSnapshots, VOLUME_SNAPSHOT_GROUP } from './backup-volumes.js';
 import { type DataMover, type WorkflowDataMoverProps, workflowDataMover } from './data-mover.js';
 import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
-import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
+import {
+  acknowledgeStepFunctions,
+  ROOT,
+  type StepFunctionOptions,
+  stepFunction,
+  workflowStateMachine,
+} from './step-function.js';
+import type { BackupStore, StorageAccess } from './storage-access.js';
 
 export const BACKUP_DEFINITION_FILE = join(ROOT, 'statemachines', 'backup.asl.json');
 
@@ -54,11 +54,10 @@ export function backupSubstitutions(functions: {
 }
 
 export interface BackupWorkflowProps {
-  readonly bucket: Bucket;
-  readonly key: Key;
+  /** The backup storage: bucket, key, location prefix, Object Lock mode. */
+  readonly store: BackupStore;
   /** EKS clusters Lambdas may back up, by name (same account and region). */
   readonly clusters: readonly string[];
-  readonly prefix?: string;
   readonly itemBlocksTimeout?: Duration;
   /** How long a worker runs one message's hooks before leaving its blocks to the hook runner. */
   readonly inlineHookLimit?: Duration;
@@ -72,7 +71,6 @@ export class BackupWorkflow extends Construct {
   readonly stateMachine: StateMachine;
   readonly queue: Queue;
   readonly deadLetters: Queue;
-  readonly clusterReaderRole: Role;
   readonly hookRunner: HookRunner;
   /** Moves snapshotMoveData and fs-backup volumes into the repository (Fargate task). */
   readonly dataMover: DataMover;
@@ -80,6 +78,7 @@ export class BackupWorkflow extends Construct {
   constructor(scope: Construct, id: string, props: BackupWorkflowProps) {
     super(scope, id);
     const stack = Stack.of(this);
+    const { store } = props;
     const stateMachineName = `${stack.stackName}-backup`;
     const stateMachineArn = stack.formatArn({
       service: 'states',
@@ -87,89 +86,78 @@ export class BackupWorkflow extends Construct {
       resourceName: stateMachineName,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
-
     this.deadLetters = new Queue(this, 'ItemBlockDeadLetterQueue', {
       // An event source queue's messages stay hidden past its consumer's timeout (ItemBlockDeadLetters:
       // one minute): six times it, as Lambda advises, so a batch is never handled twice at once.
       visibilityTimeout: Duration.minutes(6),
       encryption: QueueEncryption.KMS,
-      encryptionMasterKey: props.key,
+      encryptionMasterKey: store.key,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
     this.queue = new Queue(this, 'ItemBlockQueue', {
       encryption: QueueEncryption.KMS,
-      encryptionMasterKey: props.key,
+      encryptionMasterKey: store.key,
       enforceSSL: true,
       // Past the worker's own timeout, as Lambda requires of an event source queue.
       visibilityTimeout: Duration.minutes(16),
       deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: 3 },
     });
-
-    this.clusterReaderRole = new Role(this, 'ClusterReaderRole', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Lifeboat functions that read Kubernetes clusters',
-    });
-
     const environment = {
-      LIFEBOAT_BUCKET: props.bucket.bucketName,
-      LIFEBOAT_PREFIX: props.prefix ?? '',
+      LIFEBOAT_BUCKET: store.bucket.bucketName,
+      LIFEBOAT_PREFIX: store.prefix,
       ITEM_BLOCK_QUEUE_URL: this.queue.queueUrl,
       ITEM_BLOCKS_TIMEOUT_SECONDS: String((props.itemBlocksTimeout ?? Duration.hours(1)).toSeconds()),
       LIFEBOAT_INLINE_HOOK_LIMIT_SECONDS: String((props.inlineHookLimit ?? Duration.minutes(10)).toSeconds()),
       NODE_OPTIONS: '--enable-source-maps',
     };
-    const fn = (name: string, options: { memoryMb: number; timeout: Duration; role?: Role }) =>
-      stepFunction(this, name, { ...options, environment });
-    // Reads a resource policy ConfigMap from the cluster.
+    const fn = (name: string, options: Omit<StepFunctionOptions, 'environment' | 'store'>) =>
+      stepFunction(this, name, { ...options, environment, store });
+    const { clusters } = props;
+    const reads = { clusters, accessPolicy: 'AmazonEKSAdminViewPolicy' } as const;
+    // Every step renews its run's claim on the backup's name (a lease), and writes its working data.
+    const work: StorageAccess = { writes: ['backupWork', 'backupClaims'] };
+    const minutes = Duration.minutes;
+    // Reads a resource policy ConfigMap from the cluster and claims the backup's name.
     const validate = fn('ValidateBackup', {
       memoryMb: 512,
       timeout: Duration.seconds(30),
-      role: this.clusterReaderRole,
+      access: { writes: ['backupClaims', 'backupWork'] },
+      cluster: reads,
     });
     const collect = fn('CollectItems', {
       memoryMb: 1024,
-      timeout: Duration.minutes(15),
-      role: this.clusterReaderRole,
+      timeout: minutes(15),
+      access: work,
+      cluster: reads,
     });
-    // Hooks run in the worker up to the inline limit (10 min by default); longer ones go to the hook runner.
+    // Hooks run in the worker up to the inline limit (10 min by default); longer ones go to the
+    // hook runner. EKS has no access policy for exec alone, nor for CSI snapshots: groups the
+    // cluster's RBAC binds (infra/kubernetes/rbac.yaml).
     const worker = fn('BackupItemBlock', {
       memoryMb: 1024,
-      timeout: Duration.minutes(15),
-      role: this.clusterReaderRole,
+      timeout: minutes(15),
+      access: work,
+      cluster: { ...reads, kubernetesGroups: [HOOK_EXEC_GROUP, VOLUME_SNAPSHOT_GROUP] },
     });
-    const deadLetterFn = fn('ItemBlockDeadLetters', { memoryMb: 512, timeout: Duration.minutes(1) });
-    const finalize = fn('FinalizeBackup', { memoryMb: 1769, timeout: Duration.minutes(15) });
-    const recordFailure = fn('RecordBackupFailure', { memoryMb: 512, timeout: Duration.minutes(1) });
-    const { volumeOperations } = backupVolumeFunctions(this, {
-      environment,
-      clusterReaderRole: this.clusterReaderRole,
+    const deadLetterFn = fn('ItemBlockDeadLetters', {
+      memoryMb: 512,
+      timeout: minutes(1),
+      access: { writes: ['backupWork'] },
     });
-    const recipe = backupRecipeFunctions(this, { environment, clusterReaderRole: this.clusterReaderRole });
+    // The backup's own files, velero-backup.json last; then its run's working data goes.
+    const backupFiles: StorageAccess = { writes: ['backups'], deletes: ['backupWork'] };
+    const finalize = fn('FinalizeBackup', { memoryMb: 1769, timeout: minutes(15), access: backupFiles });
+    const recordFailure = fn('RecordBackupFailure', {
+      memoryMb: 512,
+      timeout: minutes(1),
+      access: backupFiles,
+    });
+    const { volumeOperations } = backupVolumeFunctions(this, { environment, store, clusters });
+    const recipe = backupRecipeFunctions(this, { environment, store, clusters });
     const recipeFunctions = [recipe.collect, recipe.group, recipe.hook];
-
-    grantStorage(this, {
-      bucket: props.bucket,
-      key: props.key,
-      functions: [
-        validate,
-        collect,
-        worker,
-        deadLetterFn,
-        volumeOperations,
-        finalize,
-        recordFailure,
-        ...recipeFunctions,
-      ],
-      invokedByStateMachine: [
-        validate,
-        collect,
-        volumeOperations,
-        finalize,
-        recordFailure,
-        ...recipeFunctions,
-      ],
-    });
+    const invoked = [validate, collect, volumeOperations, finalize, recordFailure, ...recipeFunctions];
+    acknowledgeStepFunctions(this, { store, invokedByStateMachine: invoked });
     this.queue.grantSendMessages(collect);
     this.queue.grantSendMessages(recipe.group);
     worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 5, reportBatchItemFailures: true }));
@@ -181,34 +169,26 @@ export class BackupWorkflow extends Construct {
       resources: [stateMachineArn],
     });
     for (const f of [collect, worker, deadLetterFn, recipe.group]) f.addToRolePolicy(callback);
-    clusterAccess(this, {
-      role: this.clusterReaderRole,
-      clusters: props.clusters,
-      accessPolicy: 'AmazonEKSAdminViewPolicy',
-      // Workers exec hooks into pods: EKS has no access policy for exec alone, so a group the
-      // cluster's RBAC binds to pods/exec (docs/backup-hooks.md). Likewise CSI snapshots: a group
-      // bound to create VolumeSnapshots and retain their contents (docs/backup-volumes.md).
-      kubernetesGroups: [HOOK_EXEC_GROUP, VOLUME_SNAPSHOT_GROUP],
-    });
+    grantEbsSnapshots(worker.role as Role);
     this.hookRunner = new HookRunner(this, 'HookRunner', {
-      bucket: props.bucket,
-      key: props.key,
-      clusters: props.clusters,
-      ...(props.prefix ? { prefix: props.prefix } : {}),
+      store,
+      writes: ['backupWork', 'backupClaims'],
+      // It backs up whole blocks, as a worker: their pods' hooks and their volumes' CSI snapshots.
+      kubernetesGroups: [HOOK_EXEC_GROUP, VOLUME_SNAPSHOT_GROUP],
+      clusters,
       ...(props.hookRunnerVpc ? { vpc: props.hookRunnerVpc } : {}),
     });
     // The runner backs up whole blocks, volumes included, as a worker would.
     grantEbsSnapshots(this.hookRunner.taskRole);
     this.dataMover = workflowDataMover(this, {
       tasksBeside: this.hookRunner,
-      bucket: props.bucket,
-      storageKey: props.key,
-      prefix: props.prefix,
+      bucket: store.bucket,
+      storageKey: store.key,
+      prefix: store.prefix,
       props: props.dataMover,
     });
     // VolumeOperations names the repository in the jobs it hands out (it never opens it).
     volumeOperations.addEnvironment('LIFEBOAT_REPOSITORY_KEY', this.dataMover.repositoryKey.keyArn);
-    grantIncrementalBaseDeletion(this.clusterReaderRole);
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: BACKUP_DEFINITION_FILE,
@@ -222,7 +202,8 @@ export class BackupWorkflow extends Construct {
         dataMover: this.dataMover.substitutions(),
         recipe,
       }),
-      invokes: [validate, collect, volumeOperations, finalize, recordFailure, ...recipeFunctions],
+      invokes: invoked,
+      logKey: store.key,
     });
     this.hookRunner.grantRun(this.stateMachine);
     this.dataMover.grantRun(this.stateMachine);

@@ -123,6 +123,7 @@ export class DataMover extends Construct {
       cpu: props.cpu ?? 2048,
       memoryLimitMiB: props.memoryLimitMiB ?? 4096,
       taskRole: this.taskRole,
+      logKey: props.storageKey,
       environment: { AWS_REGION: stack.region, NODE_OPTIONS: '--enable-source-maps' },
       // StopTask: SIGTERM, then SIGKILL after this; the job records Cancelled well within it.
       stopTimeout: Duration.seconds(30),

@@ -19,6 +19,7 @@ import {
   type TaskDefinition,
 } from 'aws-cdk-lib/aws-ecs';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
@@ -37,6 +38,8 @@ export function arm64TaskDefinition(
     taskRole: IRole;
     environment: Record<string, string>;
     stopTimeout?: Duration;
+    /** Encrypts the task's log group. */
+    logKey: IKey;
   },
 ): FargateTaskDefinition {
   const stack = Stack.of(scope);
@@ -52,6 +55,7 @@ export function arm64TaskDefinition(
   const logGroup = new LogGroup(scope, 'Logs', {
     logGroupName: `/ecs/${stack.stackName}-${options.logName ?? options.name}`,
     retention: RetentionDays.ONE_MONTH,
+    encryptionKey: options.logKey,
   });
   taskDefinition.addContainer(options.name, {
     image: ContainerImage.fromAsset(ROOT, {

@@ -20,12 +20,12 @@ import {
 } from 'aws-cdk-lib/aws-ec2';
 import { Cluster, ContainerInsights, type FargateTaskDefinition } from 'aws-cdk-lib/aws-ecs';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { Key } from 'aws-cdk-lib/aws-kms';
-import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { arm64TaskDefinition, grantRunTask, runTaskSubstitutions } from './fargate-task.js';
 import { clusterAccess } from './step-function.js';
+import { type BackupStore, grantStorageAccess, type StorageArea } from './storage-access.js';
 
 /** The Kubernetes group whose members may exec into pods for hooks (bound by the cluster's RBAC). */
 export const HOOK_EXEC_GROUP = 'lifeboat:hook-exec';
@@ -33,10 +33,15 @@ export const HOOK_EXEC_GROUP = 'lifeboat:hook-exec';
 export const HOOK_RUNNER_CONTAINER = 'hook-runner';
 
 export interface HookRunnerProps {
-  readonly bucket: Bucket;
-  readonly key: Key;
+  readonly store: BackupStore;
+  /** The working data its runs write (the backup's or the restore's). */
+  readonly writes: readonly StorageArea[];
+  /**
+   * The Kubernetes groups of its access entries (bound by infra/kubernetes/rbac.yaml): at least
+   * the hook-exec group; the backup's also takes CSI snapshots of the blocks it backs up.
+   */
+  readonly kubernetesGroups: readonly string[];
   readonly clusters: readonly string[];
-  readonly prefix?: string;
   /** Where tasks run; unset: a VPC of public subnets is created and tasks get a public IP. */
   readonly vpc?: IVpc;
   /** Subnets of the given VPC (default: its private subnets with egress, no public IP). */
@@ -61,7 +66,16 @@ export class HookRunner extends Construct {
         maxAzs: 2,
         natGateways: 0,
         subnetConfiguration: [{ name: 'tasks', subnetType: SubnetType.PUBLIC }],
-        flowLogs: { all: { destination: FlowLogDestination.toCloudWatchLogs() } },
+        flowLogs: {
+          all: {
+            destination: FlowLogDestination.toCloudWatchLogs(
+              new LogGroup(this, 'FlowLogs', {
+                retention: RetentionDays.ONE_MONTH,
+                encryptionKey: props.store.key,
+              }),
+            ),
+          },
+        },
       });
     this.assignPublicIp = props.vpc === undefined;
     const subnets = vpc.selectSubnets(
@@ -80,9 +94,12 @@ export class HookRunner extends Construct {
       assumedBy: new ServicePrincipal('ecs-tasks.amazonaws.com'),
       description: 'Lifeboat hook runner: backs up ItemBlocks whose hooks outlast a Lambda',
     });
-    props.bucket.grantReadWrite(taskRole);
-    props.key.grantEncryptDecrypt(taskRole);
-    clusterAccess(this, { role: taskRole, clusters: props.clusters, kubernetesGroups: [HOOK_EXEC_GROUP] });
+    grantStorageAccess({ grantee: taskRole, store: props.store, access: { writes: props.writes } });
+    clusterAccess(this, {
+      role: taskRole,
+      clusters: props.clusters,
+      kubernetesGroups: props.kubernetesGroups,
+    });
 
     this.taskRole = taskRole;
     this.taskDefinition = arm64TaskDefinition(this, {
@@ -92,10 +109,11 @@ export class HookRunner extends Construct {
       cpu: 256,
       memoryLimitMiB: 512,
       taskRole,
+      logKey: props.store.key,
       environment: {
         AWS_REGION: stack.region,
-        LIFEBOAT_BUCKET: props.bucket.bucketName,
-        LIFEBOAT_PREFIX: props.prefix ?? '',
+        LIFEBOAT_BUCKET: props.store.bucket.bucketName,
+        LIFEBOAT_PREFIX: props.store.prefix,
         NODE_OPTIONS: '--enable-source-maps',
       },
     });

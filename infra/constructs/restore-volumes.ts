@@ -8,27 +8,41 @@
  * AWS resources.
  */
 import { Duration, Stack, Token, Validations } from 'aws-cdk-lib';
-import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import { stepFunction } from './step-function.js';
+import type { BackupStore } from './storage-access.js';
+
+/** The Kubernetes group that may patch restored PVs (bound by infra/kubernetes/rbac.yaml). */
+export const VOLUME_RESTORE_GROUP = 'lifeboat:volume-restore';
 
 export function restoreVolumeFunctions(
   scope: Construct,
-  options: { environment: Record<string, string>; clusterWriterRole: IRole },
+  options: { environment: Record<string, string>; store: BackupStore; clusters: readonly string[] },
 ): { restoreVolumes: NodejsFunction; patchVolumes: NodejsFunction } {
   const stack = Stack.of(scope);
-  // Re-entrant: one call polls for seconds, the state machine waits between calls.
+  const { environment, store } = options;
+  // Re-entrant: one call polls for seconds, the state machine waits between calls. EC2 only.
   const restoreVolumes = stepFunction(scope, 'RestoreVolumes', {
     memoryMb: 512,
     timeout: Duration.minutes(5),
-    environment: options.environment,
+    environment,
+    store,
+    access: { writes: ['restoreWork', 'restoreClaims'] },
   });
+  // Waits for re-provisioned claims to bind, then patches their new PVs.
   const patchVolumes = stepFunction(scope, 'PatchProvisionedVolumes', {
     memoryMb: 512,
     timeout: Duration.minutes(5),
-    environment: options.environment,
-    role: options.clusterWriterRole,
+    environment,
+    store,
+    access: { writes: ['restoreWork', 'restoreClaims'] },
+    cluster: {
+      clusters: options.clusters,
+      accessPolicy: 'AmazonEKSAdminViewPolicy',
+      kubernetesGroups: [VOLUME_RESTORE_GROUP],
+    },
   });
   const volumes = stack.formatArn({ service: 'ec2', resource: 'volume', resourceName: '*' });
   // A snapshot may belong to another account (a DR copy shared with this one): no account in its ARN.

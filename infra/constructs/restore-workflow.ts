@@ -9,16 +9,20 @@
  */
 import { join } from 'node:path';
 import { Duration, Stack } from 'aws-cdk-lib';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { DataMover, type WorkflowDataMoverProps, workflowDataMover } from './data-mover.js';
-import { HookRunner, type HookRunnerProps } from './hook-runner.js';
+import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { restoreVolumeFunctions } from './restore-volumes.js';
-import { clusterAccess, grantStorage, ROOT, stepFunction, workflowStateMachine } from './step-function.js';
+import {
+  acknowledgeStepFunctions,
+  ROOT,
+  type StepFunctionOptions,
+  stepFunction,
+  workflowStateMachine,
+} from './step-function.js';
+import type { BackupStore, StorageAccess } from './storage-access.js';
 
 export const RESTORE_DEFINITION_FILE = join(ROOT, 'statemachines', 'restore.asl.json');
 
@@ -31,6 +35,7 @@ export function restoreSubstitutions(functions: {
   hooks: IFunction;
   recipeHook: IFunction;
   finalize: IFunction;
+  recordFailure: IFunction;
   /** The hook runner's `${HookRunner…}` values (HookRunner.substitutions()). */
   hookRunner: Record<string, string>;
   /** The data mover's `${DataMover…}` values (DataMover.substitutions()). */
@@ -47,15 +52,15 @@ export function restoreSubstitutions(functions: {
     RestoreHooksFunctionArn: functions.hooks.functionArn,
     RunRestoreRecipeHookFunctionArn: functions.recipeHook.functionArn,
     FinalizeRestoreFunctionArn: functions.finalize.functionArn,
+    RecordRestoreFailureFunctionArn: functions.recordFailure.functionArn,
   };
 }
 
 export interface RestoreWorkflowProps {
-  readonly bucket: Bucket;
-  readonly key: Key;
+  /** The backup storage: bucket, key, location prefix, Object Lock mode. */
+  readonly store: BackupStore;
   /** EKS clusters this deployment may restore into, by name (same account and region). */
   readonly clusters: readonly string[];
-  readonly prefix?: string;
   /** Where hook runner tasks run (see HookRunnerProps). */
   readonly hookRunnerVpc?: HookRunnerProps['vpc'];
   /**
@@ -67,7 +72,6 @@ export interface RestoreWorkflowProps {
 
 export class RestoreWorkflow extends Construct {
   readonly stateMachine: StateMachine;
-  readonly clusterWriterRole: Role;
   /** Runs a recipe's restore hook steps whose commands may outlast a Lambda. */
   readonly hookRunner: HookRunner;
   readonly dataMover: DataMover;
@@ -75,85 +79,76 @@ export class RestoreWorkflow extends Construct {
   constructor(scope: Construct, id: string, props: RestoreWorkflowProps) {
     super(scope, id);
     const stack = Stack.of(this);
+    const { store, clusters } = props;
     const stateMachineName = `${stack.stackName}-restore`;
-    this.clusterWriterRole = new Role(this, 'ClusterWriterRole', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Lifeboat functions that restore into Kubernetes clusters',
-    });
     const environment = {
-      LIFEBOAT_BUCKET: props.bucket.bucketName,
-      LIFEBOAT_PREFIX: props.prefix ?? '',
+      LIFEBOAT_BUCKET: store.bucket.bucketName,
+      LIFEBOAT_PREFIX: store.prefix,
       NODE_OPTIONS: '--enable-source-maps',
     };
-    // Reads a resource-modifier ConfigMap from the target cluster, so it needs the cluster role.
-    const validate = stepFunction(this, 'ValidateRestore', {
+    const fn = (name: string, options: Omit<StepFunctionOptions, 'environment' | 'store'>) =>
+      stepFunction(this, name, { ...options, environment, store });
+    // Every step renews its run's claim on the restore's name (a lease), and writes its working data.
+    const work: StorageAccess = { writes: ['restoreWork', 'restoreClaims'] };
+    const reads = { clusters, accessPolicy: 'AmazonEKSAdminViewPolicy' } as const;
+    const execs = { clusters, kubernetesGroups: [HOOK_EXEC_GROUP] };
+    const minutes = Duration.minutes;
+    // Reads resource-modifier and recipe ConfigMaps from the target cluster; claims the name.
+    const validate = fn('ValidateRestore', {
       memoryMb: 512,
       timeout: Duration.seconds(60),
-      environment,
-      role: this.clusterWriterRole,
+      access: { writes: ['restoreClaims', 'restoreWork'] },
+      cluster: reads,
     });
-    const plan = stepFunction(this, 'PlanRestore', {
-      memoryMb: 1769,
-      timeout: Duration.minutes(15),
-      environment,
-      role: this.clusterWriterRole,
-    });
-    const phase = stepFunction(this, 'RestorePhase', {
+    // Compares the backup with what the target cluster holds.
+    const plan = fn('PlanRestore', { memoryMb: 1769, timeout: minutes(15), access: work, cluster: reads });
+    // The one step that writes into the cluster: any kind of object, CRDs and RBAC included.
+    const phase = fn('RestorePhase', {
       memoryMb: 1024,
-      timeout: Duration.minutes(15),
-      environment,
-      role: this.clusterWriterRole,
+      timeout: minutes(15),
+      access: work,
+      cluster: { clusters, accessPolicy: 'AmazonEKSClusterAdminPolicy' },
     });
-    // Runs exec hooks in restored pods (pods/exec through the apiserver) and reads them while
-    // they wait: the cluster role. Re-entrant, so 15 minutes bound one invocation, not a wait.
-    const hooks = stepFunction(this, 'RestoreHooks', {
-      memoryMb: 512,
-      timeout: Duration.minutes(15),
-      environment,
-      role: this.clusterWriterRole,
-    });
+    // Runs exec hooks in restored pods and reads them while they wait. Re-entrant, so 15
+    // minutes bound one invocation, not a wait.
+    const hooks = fn('RestoreHooks', { memoryMb: 512, timeout: minutes(15), access: work, cluster: execs });
     // A recipe's hook steps: lists pods and execs in them, waiting for them as RestoreHooks does.
-    const recipeHook = stepFunction(this, 'RunRestoreRecipeHook', {
+    const recipeHook = fn('RunRestoreRecipeHook', {
       memoryMb: 512,
-      timeout: Duration.minutes(15),
-      environment,
-      role: this.clusterWriterRole,
+      timeout: minutes(15),
+      access: work,
+      cluster: execs,
     });
-    const { restoreVolumes, patchVolumes } = restoreVolumeFunctions(this, {
-      environment,
-      clusterWriterRole: this.clusterWriterRole,
-    });
-    const finalize = stepFunction(this, 'FinalizeRestore', {
+    const { restoreVolumes, patchVolumes } = restoreVolumeFunctions(this, { environment, store, clusters });
+    // The restore's files and Lifeboat's record of it; then its run's working data goes.
+    const finalize = fn('FinalizeRestore', {
       memoryMb: 1024,
-      timeout: Duration.minutes(15),
-      environment,
+      timeout: minutes(15),
+      access: { writes: ['restores', 'restoreRecords', 'restoreClaims'], deletes: ['restoreWork'] },
     });
-    grantStorage(this, {
-      bucket: props.bucket,
-      key: props.key,
-      functions: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, recipeHook, finalize],
-      invokedByStateMachine: [
-        validate,
-        plan,
-        restoreVolumes,
-        phase,
-        patchVolumes,
-        hooks,
-        recipeHook,
-        finalize,
-      ],
+    // The Catch: records a restore that failed as a whole, with what it had done.
+    const recordFailure = fn('RecordRestoreFailure', {
+      memoryMb: 1024,
+      timeout: minutes(5),
+      access: { writes: ['restores', 'restoreRecords'], deletes: ['restoreWork'] },
     });
-    // A restore creates any kind of object, CRDs and RBAC included.
-    clusterAccess(this, {
-      role: this.clusterWriterRole,
-      clusters: props.clusters,
-      accessPolicy: 'AmazonEKSClusterAdminPolicy',
-    });
+    const invoked = [
+      validate,
+      plan,
+      restoreVolumes,
+      phase,
+      patchVolumes,
+      hooks,
+      recipeHook,
+      finalize,
+      recordFailure,
+    ];
+    acknowledgeStepFunctions(this, { store, invokedByStateMachine: invoked });
     this.hookRunner = new HookRunner(this, 'HookRunner', {
-      bucket: props.bucket,
-      key: props.key,
-      clusters: props.clusters,
-      ...(props.prefix ? { prefix: props.prefix } : {}),
+      store,
+      writes: ['restoreWork', 'restoreClaims'],
+      kubernetesGroups: [HOOK_EXEC_GROUP],
+      clusters,
       ...(props.hookRunnerVpc ? { vpc: props.hookRunnerVpc } : {}),
     });
     this.dataMover =
@@ -161,9 +156,9 @@ export class RestoreWorkflow extends Construct {
         ? props.dataMover
         : workflowDataMover(this, {
             tasksBeside: this.hookRunner,
-            bucket: props.bucket,
-            storageKey: props.key,
-            prefix: props.prefix,
+            bucket: store.bucket,
+            storageKey: store.key,
+            prefix: store.prefix,
             props: props.dataMover,
           });
     // RestoreVolumes names the repository in the jobs it hands out (it never opens it).
@@ -181,10 +176,12 @@ export class RestoreWorkflow extends Construct {
         hooks,
         recipeHook,
         finalize,
+        recordFailure,
         hookRunner: this.hookRunner.substitutions(),
         dataMover: this.dataMover.substitutions(),
       }),
-      invokes: [validate, plan, restoreVolumes, phase, patchVolumes, hooks, recipeHook, finalize],
+      invokes: invoked,
+      logKey: store.key,
     });
     this.hookRunner.grantRun(this.stateMachine);
     this.dataMover.grantRun(this.stateMachine);

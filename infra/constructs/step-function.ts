@@ -1,8 +1,9 @@
 /**
  * One Lifeboat Lambda function, as every workflow builds them: bundled from
  * functions/<kebab-name>/handler.ts with the local esbuild (ESM, Node.js 22, arm64, X-Ray), with a
- * role of its own (or a shared one) allowed to write only its own log group, and the cdk-nag
- * acknowledgements every step function needs, with their reasons.
+ * role of its own allowed to write only its own log group (encrypted with the storage key), the
+ * storage areas its step writes and the clusters it reaches; and the cdk-nag acknowledgements every
+ * step function needs, with their reasons.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,33 +11,57 @@ import { fileURLToPath } from 'node:url';
 import { type CfnElement, type Duration, Stack, Validations } from 'aws-cdk-lib';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { Key } from 'aws-cdk-lib/aws-kms';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
+import {
+  acknowledgeStorageAccess,
+  type BackupStore,
+  grantStorageAccess,
+  type StorageAccess,
+} from './storage-access.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export function stepFunction(
-  scope: Construct,
-  name: string,
-  options: { memoryMb: number; timeout: Duration; environment: Record<string, string>; role?: IRole },
-): NodejsFunction {
+/** How a function reaches the clusters it works on (see clusterAccess). */
+export interface FunctionClusterAccess {
+  readonly clusters: readonly string[];
+  readonly accessPolicy?: 'AmazonEKSAdminViewPolicy' | 'AmazonEKSClusterAdminPolicy';
+  readonly kubernetesGroups?: readonly string[];
+}
+
+export interface StepFunctionOptions {
+  readonly memoryMb: number;
+  readonly timeout: Duration;
+  readonly environment: Record<string, string>;
+  /** The backup storage: read by every function; written and deleted as `access` says. */
+  readonly store: BackupStore;
+  readonly access: StorageAccess;
+  /** The clusters the function reaches, and with what; none when it never reaches one. */
+  readonly cluster?: FunctionClusterAccess;
+}
+
+/**
+ * A function with a role of its own (least privilege: what one step does, nothing another step
+ * needs), its log group encrypted with the storage key, its storage grants and its EKS access.
+ */
+export function stepFunction(scope: Construct, name: string, options: StepFunctionOptions): NodejsFunction {
   const stack = Stack.of(scope);
   const logGroup = new LogGroup(scope, `${name}Logs`, {
     logGroupName: `/aws/lambda/${stack.stackName}-${name}`,
     retention: RetentionDays.ONE_MONTH,
+    encryptionKey: options.store.key,
   });
-  const role =
-    options.role ??
-    new Role(scope, `${name}Role`, {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `Lifeboat ${name}`,
-    });
+  const role = new Role(scope, `${name}Role`, {
+    assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+    description: `Lifeboat ${name}`,
+  });
   logGroup.grantWrite(role);
+  grantStorageAccess({ grantee: role, store: options.store, access: options.access });
+  if (options.cluster) clusterAccess(scope, { role, idPrefix: name, ...options.cluster });
   return new NodejsFunction(scope, name, {
     functionName: `${stack.stackName}-${name}`,
     entry: join(
@@ -51,7 +76,10 @@ export function stepFunction(
     memorySize: options.memoryMb,
     timeout: options.timeout,
     tracing: Tracing.ACTIVE,
-    environment: options.environment,
+    environment: {
+      ...options.environment,
+      ...(options.store.objectLockMode ? { LIFEBOAT_OBJECT_LOCK_MODE: options.store.objectLockMode } : {}),
+    },
     logGroup,
     role,
     bundling: {
@@ -67,43 +95,18 @@ export function stepFunction(
   });
 }
 
-/** Grants each function the backup bucket and key, and acknowledges what those grants imply. */
-export function grantStorage(
+/** What every workflow's functions imply for cdk-nag, acknowledged with the reasons. */
+export function acknowledgeStepFunctions(
   scope: Construct,
-  options: {
-    bucket: Bucket;
-    key: Key;
-    functions: readonly NodejsFunction[];
-    invokedByStateMachine: readonly NodejsFunction[];
-  },
+  options: { store: BackupStore; invokedByStateMachine: readonly NodejsFunction[] },
 ): void {
   const stack = Stack.of(scope);
-  for (const f of options.functions) {
-    options.bucket.grantReadWrite(f);
-    options.key.grantEncryptDecrypt(f);
-  }
   const logicalId = (c: Construct): string => stack.getLogicalId(c.node.defaultChild as CfnElement);
   const acknowledge = (id: string, reason: string): void => Validations.of(scope).acknowledge({ id, reason });
-  const grants =
-    'CDK grant on the backup bucket and its key only; the functions read and write backup objects';
-  for (const action of [
-    's3:GetObject*',
-    's3:GetBucket*',
-    's3:List*',
-    's3:DeleteObject*',
-    's3:Abort*',
-    'kms:ReEncrypt*',
-    'kms:GenerateDataKey*',
-  ]) {
-    acknowledge(`AwsSolutions-IAM5[Action::${action}]`, grants);
-  }
-  acknowledge(
-    `AwsSolutions-IAM5[Resource::<${logicalId(options.bucket)}.Arn>/*]`,
-    `${grants}; object keys are dynamic`,
-  );
+  acknowledgeStorageAccess(scope, options.store);
   acknowledge(
     'AwsSolutions-IAM5[Resource::*]',
-    'X-Ray PutTraceSegments and PutTelemetryRecords have no resource-level permissions',
+    'X-Ray PutTraceSegments and PutTelemetryRecords, ec2:Describe* have no resource-level permissions',
   );
   for (const f of options.invokedByStateMachine) {
     acknowledge(
@@ -115,6 +118,11 @@ export function grantStorage(
     'AwsSolutions-L1',
     'Lambda runtime pinned to nodejs22.x, the runtime the project targets and tests',
   );
+  for (const action of ['kms:ReEncrypt*', 'kms:GenerateDataKey*'])
+    acknowledge(
+      `AwsSolutions-IAM5[Action::${action}]`,
+      "CDK's grant to send to the KMS-encrypted ItemBlock queue: on the storage key only",
+    );
 }
 
 /**
@@ -125,6 +133,8 @@ export function clusterAccess(
   scope: Construct,
   options: {
     role: IRole;
+    /** Distinguishes the access entries of several roles in one scope. */
+    idPrefix?: string;
     clusters: readonly string[];
     accessPolicy?: 'AmazonEKSAdminViewPolicy' | 'AmazonEKSClusterAdminPolicy';
     kubernetesGroups?: readonly string[];
@@ -141,7 +151,7 @@ export function clusterAccess(
     }),
   );
   for (const [i, clusterName] of options.clusters.entries()) {
-    new CfnAccessEntry(scope, `ClusterAccess${i}`, {
+    new CfnAccessEntry(scope, `${options.idPrefix ?? ''}ClusterAccess${i}`, {
       clusterName,
       principalArn: options.role.roleArn,
       type: 'STANDARD',
@@ -166,11 +176,14 @@ export function workflowStateMachine(
     definitionFile: string;
     substitutions: Record<string, string>;
     invokes: readonly NodejsFunction[];
+    /** Encrypts the execution log. */
+    logKey: IKey;
   },
 ): StateMachine {
   const logs = new LogGroup(scope, 'StateMachineLogs', {
     logGroupName: `/aws/vendedlogs/states/${options.name}`,
     retention: RetentionDays.ONE_MONTH,
+    encryptionKey: options.logKey,
   });
   const machine = new StateMachine(scope, 'StateMachine', {
     stateMachineName: options.name,

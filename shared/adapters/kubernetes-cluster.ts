@@ -35,8 +35,12 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
   /** Connections are kept alive: a TLS handshake per request would dominate small LISTs. */
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
-  constructor(kc: KubeConfig) {
+  private readonly retryDelaysMs: readonly number[];
+
+  /** `retryDelaysMs`: the waits between tries of a throttled or failed request (default ~15 s in all). */
+  constructor(kc: KubeConfig, options: { readonly retryDelaysMs?: readonly number[] } = {}) {
     this.kc = kc;
+    this.retryDelaysMs = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   }
 
   /** The credentials this cluster is reached with, for the other adapters of the same cluster (pod exec). */
@@ -103,7 +107,7 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
   /** A request retried on throttling, server errors and connection failures, with backoff. */
   private async withRetries(options: Parameters<KubernetesCluster['rawRequest']>[0]): Promise<ApiResponse> {
     let lastError: unknown;
-    for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length; attempt++) {
+    for (let attempt = 0; attempt <= this.retryDelaysMs.length; attempt++) {
       try {
         const res = await this.rawRequest(options);
         if (res.status !== 429 && res.status < 500) return res;
@@ -115,7 +119,7 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
           { cause: error },
         );
       }
-      const delay = RETRY_DELAYS_MS[attempt];
+      const delay = this.retryDelaysMs[attempt];
       if (delay === undefined) break;
       await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random())));
     }

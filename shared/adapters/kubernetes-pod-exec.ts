@@ -18,6 +18,9 @@ import { LifeboatError, RetryableError } from '../domain/errors.js';
 import type { PodExec, PodExecRequest, PodExecResult } from '../ports/pod-exec.js';
 import { OutputTail } from './output-tail.js';
 
+/** The longest delay Node's timers keep (2^31 - 1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The apiserver refused to start the command: no such pod or container, or forbidden. Terminal. */
 export class PodExecRefused extends LifeboatError {
   readonly statusCode: number;
@@ -205,7 +208,11 @@ export class KubernetesPodExec implements PodExec {
       request.signal?.addEventListener('abort', onAbort, { once: true });
       // Velero: "it is not currently possible to ensure the command is terminated when the
       // timeout occurs"; we stop waiting and close the stream, and say so exactly.
-      timer = setTimeout(() => finish({ end: { timedOut: true } }), request.timeoutMs);
+      // A timer holds at most 2^31 - 1 ms (24.8 days); a longer one would fire at once.
+      timer = setTimeout(
+        () => finish({ end: { timedOut: true } }),
+        Math.min(request.timeoutMs, MAX_TIMER_MS),
+      );
 
       startCommand({ kc: this.kc, socket, request, stdout, stderr, finish });
     });

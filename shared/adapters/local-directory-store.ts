@@ -1,7 +1,10 @@
 /**
  * The object store as a local directory: the embedded default of `lifeboat --local`.
  * Keys map to files under the root; writes go to a temporary file and are renamed into place,
- * so a reader never sees half an object. Never follows a key outside the root.
+ * so a reader never sees half an object, and a failed write (a full disk) removes its temporary
+ * file; those of a killed process are removed by the next reader (removeTemporaries). Files are
+ * the owner's alone (0600): backups and working data hold Secrets. Never follows a key outside
+ * the root.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -34,6 +37,22 @@ const rename = promisify(renameCallback);
  */
 const TMP_TAG = randomBytes(6).toString('hex');
 let tmpCount = 0;
+/** `<key>.tmp-<pid>-<tag>-<n>`: the writer's PID tells a later reader whether it is gone. */
+const TMP_MARK = '.tmp-';
+const TMP_NAME = /\.tmp-(?:(\d+)-)?[0-9a-f]+-[0-9a-z]+$/;
+/** Files hold Secrets (the tarball, working data): readable by their owner only. */
+const FILE_MODE = 0o600;
+/** A temporary file with no PID in its name (an older writer's) is stale after this long. */
+const UNNAMED_TMP_STALE_MS = 3_600_000;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /** Directories remembered as created; past this many the memory starts over. */
 const MAX_KNOWN_DIRS = 10_000;
@@ -76,7 +95,7 @@ export class LocalDirectoryStore implements ObjectStore {
 
   private tmpFor(target: string): string {
     tmpCount += 1;
-    return `${target}.tmp-${TMP_TAG}-${tmpCount.toString(36)}`;
+    return `${target}${TMP_MARK}${process.pid}-${TMP_TAG}-${tmpCount.toString(36)}`;
   }
 
   private async makeDir(dir: string): Promise<void> {
@@ -91,23 +110,34 @@ export class LocalDirectoryStore implements ObjectStore {
     const tmp = this.tmpFor(target);
     if (!this.knownDirs.has(dir)) await this.makeDir(dir);
     try {
-      await writeFile(tmp, body);
+      try {
+        await writeFile(tmp, body, { mode: FILE_MODE });
+      } catch (error) {
+        // The directory was removed since this store made it (by another writer or a clean-up).
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        this.knownDirs.delete(dir);
+        await this.makeDir(dir);
+        await writeFile(tmp, body, { mode: FILE_MODE });
+      }
+      await this.commit(tmp, target, options);
     } catch (error) {
-      // The directory was removed since this store made it (by another writer or a clean-up).
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      this.knownDirs.delete(dir);
-      await this.makeDir(dir);
-      await writeFile(tmp, body);
+      // A full disk, a killed stream: no half-written file stays behind.
+      await unlink(tmp).catch(() => undefined);
+      throw error;
     }
-    await this.commit(tmp, target, options);
   }
 
   async putStream(key: string, body: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<void> {
     const target = this.path(key);
     await mkdir(dirname(target), { recursive: true });
     const tmp = this.tmpFor(target);
-    await pipeline(Readable.from(body), createWriteStream(tmp));
-    await this.commit(tmp, target, options);
+    try {
+      await pipeline(Readable.from(body), createWriteStream(tmp, { mode: FILE_MODE }));
+      await this.commit(tmp, target, options);
+    } catch (error) {
+      await unlink(tmp).catch(() => undefined);
+      throw error;
+    }
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
@@ -119,9 +149,14 @@ export class LocalDirectoryStore implements ObjectStore {
     }
   }
 
+  /** Read from disk as it is consumed: a large tarball is never held whole. */
   async getStream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
-    const body = await this.get(key);
-    return body ? Readable.from([body]) : undefined;
+    try {
+      return (await open(this.path(key), 'r')).createReadStream();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
   }
 
   async getRange(key: string, range: { offset: number; length: number }): Promise<Uint8Array | undefined> {
@@ -166,7 +201,7 @@ export class LocalDirectoryStore implements ObjectStore {
       for (const entry of entries) {
         const full = join(dir, entry.name);
         if (entry.isDirectory()) await walk(full);
-        else if (!entry.name.includes('.tmp-')) {
+        else if (!entry.name.includes(TMP_MARK)) {
           const key = relative(this.root, full).split(sep).join('/');
           if (key.startsWith(prefix)) out.push(key);
         }
@@ -179,5 +214,46 @@ export class LocalDirectoryStore implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
+  }
+
+  /** Removes temporary files under the prefix whose writer process is gone; the count removed. */
+  async removeTemporaries(prefix: string): Promise<number> {
+    let removed = 0;
+    const walk = async (dir: string): Promise<void> => {
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) {
+        const full = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(full);
+        else if (entry.name.includes(TMP_MARK) && (await this.staleTemporary(full, entry.name))) {
+          const key = relative(this.root, full).split(sep).join('/');
+          if (!key.startsWith(prefix)) continue;
+          await unlink(full).catch(() => undefined);
+          removed++;
+        }
+      }
+    };
+    const slash = prefix.lastIndexOf('/');
+    await walk(slash >= 0 ? this.path(prefix.slice(0, slash + 1)) : this.root);
+    return removed;
+  }
+
+  /** A temporary file no running writer will finish: its PID's process is gone. */
+  private async staleTemporary(full: string, name: string): Promise<boolean> {
+    const match = TMP_NAME.exec(name);
+    if (!match) return false;
+    if (match[1] !== undefined) {
+      const pid = Number(match[1]);
+      return pid !== process.pid && !processAlive(pid);
+    }
+    const modified = await stat(full).then(
+      (s) => s.mtimeMs,
+      () => Date.now(),
+    );
+    return Date.now() - modified > UNNAMED_TMP_STALE_MS;
   }
 }

@@ -47,12 +47,20 @@ export async function runLocalStateMachine(options: {
   taskToken: string;
   /** Receives the execution's history, event by event (the local GetExecutionHistory). */
   onEvent?: (event: ExecutionEvent) => void;
+  /**
+   * The wait before each retry of a failed Task (default 1 s): shorter than the deployment's
+   * growing intervals, but long enough that a store or apiserver gone for a moment is outlasted
+   * (an SDK's own retries stop early once its retry quota is spent in an outage).
+   */
+  retryIntervalMs?: number;
 }): Promise<JsonValue> {
   const definition = JSON.parse(options.definition) as ConstructorParameters<typeof StateMachine>[0];
   // The definitions are validated by the statemachines tests; compiling the validator on every
   // run would cost more than a small backup.
   const machine = new StateMachine(definition, { validationOptions: { noValidate: true } });
-  const retryIntervalOverrides = Object.fromEntries(Object.keys(options.handlers).map((name) => [name, 0]));
+  const retryIntervalOverrides = Object.fromEntries(
+    Object.keys(options.handlers).map((name) => [name, options.retryIntervalMs ?? 1000]),
+  );
   const execution = machine.run(options.input, {
     overrides: { taskResourceLocalHandlers: options.handlers, retryIntervalOverrides },
     context: {

@@ -1,7 +1,9 @@
 /**
  * The work queue in memory with a worker pool: the local stand-in for SQS and its Lambda
- * consumers. A failed delivery is retried up to `maxReceiveCount` times, then handed to the
- * dead-letter handler, as an SQS redrive policy would.
+ * consumers. A failed delivery is retried up to `maxReceiveCount` times, each after a growing
+ * wait (SQS's visibility timeout: a failure lasting a moment does not use up every receive at
+ * once), then handed to the dead-letter handler, as an SQS redrive policy would; a dead-letter
+ * handler that fails is tried again the same way (SQS keeps a dead letter until it is consumed).
  */
 import type { WorkQueue } from '../ports/work-queue.js';
 
@@ -13,7 +15,14 @@ export interface MemoryWorkQueueOptions {
   readonly onError?: (error: unknown) => void;
   /** `send` waits while this many messages are queued, so memory stays bounded. */
   readonly highWaterMark?: number;
+  /** The wait before the first redelivery, doubled for each later one (default 250 ms). */
+  readonly redeliveryDelayMs?: number;
 }
+
+/** Waits between redeliveries never grow past this. */
+const MAX_REDELIVERY_DELAY_MS = 5_000;
+/** Tries of the dead-letter handler before its failure is reported (onError). */
+const DEAD_LETTER_TRIES = 6;
 
 export class MemoryWorkQueue implements WorkQueue {
   private readonly pending: { body: string; receives: number }[] = [];
@@ -63,14 +72,33 @@ export class MemoryWorkQueue implements WorkQueue {
       await this.options.consume(message.body);
     } catch (error) {
       if (message.receives < this.options.maxReceiveCount) {
+        // Counted as in flight while it waits: idle() does not resolve before its redelivery.
+        await this.wait(message.receives);
         this.pending.push(message);
         return;
       }
+      await this.deadLetter(message.body, error);
+    }
+  }
+
+  private async deadLetter(body: string, error: unknown): Promise<void> {
+    for (let tries = 1; ; tries++) {
       try {
-        await this.options.deadLetter(message.body, error);
+        await this.options.deadLetter(body, error);
+        return;
       } catch (dlqError) {
-        this.options.onError?.(dlqError);
+        if (tries >= DEAD_LETTER_TRIES) {
+          this.options.onError?.(dlqError);
+          return;
+        }
+        await this.wait(tries);
       }
     }
+  }
+
+  private wait(attempt: number): Promise<void> {
+    const first = this.options.redeliveryDelayMs ?? 250;
+    const ms = Math.min(MAX_REDELIVERY_DELAY_MS, first * 2 ** (attempt - 1));
+    return new Promise((resolve) => setTimeout(resolve, ms));
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The object store on S3 (or any S3 endpoint): keys under an optional prefix, conditional
  * writes with If-None-Match, multipart streaming for large objects. The SDK retries throttling
- * and 5xx with backoff.
+ * and 5xx with backoff; what still fails after its retries (SlowDown, 5xx, an endpoint that went
+ * away) is a RetryableError, so the step or message is tried again, never failed for good.
  */
 
 import { Readable } from 'node:stream';
@@ -16,10 +17,33 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { AlreadyExists } from '../domain/errors.js';
-import type { ObjectStore, PutOptions } from '../ports/object-store.js';
+import type { ObjectStore, PutOptions, Retention } from '../ports/object-store.js';
+import { awsErrorOf } from './aws-errors.js';
+
+/** S3's codes that mean "later". */
+const RETRYABLE_CODES: ReadonlySet<string> = new Set([
+  'SlowDown',
+  'InternalError',
+  'ServiceUnavailable',
+  'RequestTimeout',
+  'RequestTimeTooSkewed',
+  'OperationAborted',
+]);
+
+/** What a failed S3 call becomes (aws-errors.ts): retryable when a later try may succeed. */
+function s3Error(error: unknown, what: string, signal?: AbortSignal): unknown {
+  return awsErrorOf(error, { what, signal, service: S3ServiceException, retryableCodes: RETRYABLE_CODES });
+}
 
 function status(error: unknown): number | undefined {
   return error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
+}
+
+/** The Object Lock headers of a put that asks for a retention. */
+function lockOf(options: PutOptions | undefined) {
+  return options?.retention
+    ? { ObjectLockMode: options.retention.mode, ObjectLockRetainUntilDate: options.retention.until }
+    : {};
 }
 
 export class S3ObjectStore implements ObjectStore {
@@ -48,12 +72,13 @@ export class S3ObjectStore implements ObjectStore {
           Body: body,
           ContentType: options?.contentType,
           ...(options?.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
+          ...lockOf(options),
         }),
         { abortSignal: options?.signal },
       );
     } catch (error) {
       if (options?.ifNoneMatch && status(error) === 412) throw new AlreadyExists(`object ${key}`);
-      throw error;
+      throw s3Error(error, `PutObject ${key}`, options?.signal);
     }
   }
 
@@ -68,6 +93,7 @@ export class S3ObjectStore implements ObjectStore {
         ContentType: options?.contentType,
         // Checked again by S3 when the upload completes: two writers cannot both win.
         ...(options?.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
+        ...lockOf(options),
       },
       queueSize: 4,
       partSize: 8 * 1024 * 1024,
@@ -78,9 +104,26 @@ export class S3ObjectStore implements ObjectStore {
       await upload.done();
     } catch (error) {
       if (options?.ifNoneMatch && status(error) === 412) throw new AlreadyExists(`object ${key}`);
-      throw error;
+      throw s3Error(error, `upload of ${key}`, options?.signal);
     } finally {
       options?.signal?.removeEventListener('abort', abort);
+    }
+  }
+
+  /** From HeadObject (which shows it to a caller allowed s3:GetObjectRetention). */
+  async retentionOf(key: string, options?: { signal?: AbortSignal }): Promise<Retention | undefined> {
+    try {
+      const head = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }),
+        {
+          abortSignal: options?.signal,
+        },
+      );
+      if (!head.ObjectLockMode || !head.ObjectLockRetainUntilDate) return undefined;
+      return { mode: head.ObjectLockMode, until: new Date(head.ObjectLockRetainUntilDate) };
+    } catch (error) {
+      if (status(error) === 404) return undefined;
+      throw error;
     }
   }
 
@@ -92,7 +135,7 @@ export class S3ObjectStore implements ObjectStore {
       return await res.Body?.transformToByteArray();
     } catch (error) {
       if (status(error) === 404) return undefined;
-      throw error;
+      throw s3Error(error, `GetObject ${key}`, options?.signal);
     }
   }
 
@@ -107,7 +150,7 @@ export class S3ObjectStore implements ObjectStore {
       return res.Body as AsyncIterable<Uint8Array> | undefined;
     } catch (error) {
       if (status(error) === 404) return undefined;
-      throw error;
+      throw s3Error(error, `GetObject ${key}`, options?.signal);
     }
   }
 
@@ -131,7 +174,7 @@ export class S3ObjectStore implements ObjectStore {
       if (status(error) === 404) return undefined;
       // A range starting past the end: the object exists, it has no bytes there.
       if (status(error) === 416) return new Uint8Array(0);
-      throw error;
+      throw s3Error(error, `GetObject ${key} (range)`, options?.signal);
     }
   }
 
@@ -143,7 +186,7 @@ export class S3ObjectStore implements ObjectStore {
       return true;
     } catch (error) {
       if (status(error) === 404) return false;
-      throw error;
+      throw s3Error(error, `HeadObject ${key}`, options?.signal);
     }
   }
 
@@ -151,10 +194,18 @@ export class S3ObjectStore implements ObjectStore {
     const keys: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ContinuationToken: token }),
-        { abortSignal: options?.signal },
-      );
+      const page = await this.client
+        .send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: this.key(prefix),
+            ContinuationToken: token,
+          }),
+          { abortSignal: options?.signal },
+        )
+        .catch((error: unknown) => {
+          throw s3Error(error, `ListObjectsV2 ${prefix}`, options?.signal);
+        });
       for (const object of page.Contents ?? [])
         if (object.Key) keys.push(object.Key.slice(this.prefix.length));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -163,8 +214,12 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async delete(key: string, options?: { signal?: AbortSignal }): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }), {
-      abortSignal: options?.signal,
-    });
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }), {
+        abortSignal: options?.signal,
+      });
+    } catch (error) {
+      throw s3Error(error, `DeleteObject ${key}`, options?.signal);
+    }
   }
 }

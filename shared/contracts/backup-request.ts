@@ -7,21 +7,29 @@ import { z } from 'zod';
 import { type BackupPlan, DEFAULT_TTL_MS } from '../domain/backup/plan.js';
 import type { FieldProblem } from '../domain/errors.js';
 import { parseDuration } from '../domain/kubernetes/duration.js';
+import { isGlob } from '../domain/kubernetes/glob.js';
+import { dnsLabelProblem, resourcePatternProblem } from '../domain/kubernetes/names.js';
 import {
+  checkedString,
+  dnsLabel,
   dnsSubdomain,
   duration,
   execHookBase,
   hookSelector,
   labelSelector,
-  names,
+  labels,
+  namespacePatterns,
   objectMetaInput,
   problemsOf,
+  qualifiedName,
+  resourcePatterns,
+  timeout,
   type ValidationResult,
 } from './kubernetes.js';
 import { recipeReference, validateRecipe } from './recipe.js';
 import { validateResourcePolicy } from './resource-policy.js';
 
-const execHook = z.strictObject({ ...execHookBase, timeout: duration.optional() });
+const execHook = z.strictObject({ ...execHookBase, timeout: timeout.optional() });
 
 const hookSpec = z.strictObject({
   ...hookSelector,
@@ -29,30 +37,37 @@ const hookSpec = z.strictObject({
   post: z.array(z.strictObject({ exec: execHook })).optional(),
 });
 
+/** An `orderedResources` key: one resource by name (`pods`, `deployments.apps`), no pattern. */
+const orderedResourceName = checkedString((name) =>
+  isGlob(name) ? 'must name one resource, not a pattern' : resourcePatternProblem(name),
+);
+
 export const backupSpec = z.strictObject({
-  metadata: z.strictObject({ labels: z.record(z.string(), z.string()).optional() }).optional(),
-  includedNamespaces: names.optional(),
-  excludedNamespaces: names.optional(),
-  includedResources: names.optional(),
-  excludedResources: names.optional(),
+  metadata: z.strictObject({ labels: labels.optional() }).optional(),
+  includedNamespaces: namespacePatterns.optional(),
+  excludedNamespaces: namespacePatterns.optional(),
+  includedResources: resourcePatterns.optional(),
+  excludedResources: resourcePatterns.optional(),
   includeClusterResources: z.boolean().nullable().optional(),
-  includedClusterScopedResources: names.optional(),
-  excludedClusterScopedResources: names.optional(),
-  includedNamespaceScopedResources: names.optional(),
-  excludedNamespaceScopedResources: names.optional(),
+  includedClusterScopedResources: resourcePatterns.optional(),
+  excludedClusterScopedResources: resourcePatterns.optional(),
+  includedNamespaceScopedResources: resourcePatterns.optional(),
+  excludedNamespaceScopedResources: resourcePatterns.optional(),
   labelSelector: labelSelector.nullable().optional(),
   orLabelSelectors: z.array(labelSelector).nullable().optional(),
   snapshotVolumes: z.boolean().nullable().optional(),
   ttl: duration.optional(),
-  volumeGroupSnapshotLabelKey: z.string().optional(),
+  /** A label key: the volumes whose PVCs share its value are snapshotted as one group. */
+  volumeGroupSnapshotLabelKey: qualifiedName.optional(),
   hooks: z.strictObject({ resources: z.array(hookSpec).optional() }).optional(),
-  storageLocation: z.string().optional(),
-  volumeSnapshotLocations: z.array(z.string()).optional(),
+  /** Velero: the name of a BackupStorageLocation object. */
+  storageLocation: dnsSubdomain.optional(),
+  volumeSnapshotLocations: z.array(dnsSubdomain).optional(),
   defaultVolumesToRestic: z.boolean().nullable().optional(),
   defaultVolumesToFsBackup: z.boolean().nullable().optional(),
-  orderedResources: z.record(z.string(), z.string()).nullable().optional(),
-  csiSnapshotTimeout: duration.optional(),
-  itemOperationTimeout: duration.optional(),
+  orderedResources: z.record(orderedResourceName, checkedString(orderedNamesProblem)).nullable().optional(),
+  csiSnapshotTimeout: timeout.optional(),
+  itemOperationTimeout: timeout.optional(),
   /**
    * Velero: `{kind: configmap, name}`, a ConfigMap holding the resource policy in its only data
    * key, read from the backed-up cluster. Lifeboat adds `namespace` (default: the backup's
@@ -64,7 +79,7 @@ export const backupSpec = z.strictObject({
       apiGroup: z.string().optional(),
       kind: z.string().optional(),
       name: z.string().optional(),
-      namespace: dnsSubdomain.optional(),
+      namespace: dnsLabel.optional(),
       inline: z.unknown().optional(),
     })
     .optional(),
@@ -127,18 +142,22 @@ function crossFieldProblems(spec: BackupSpec): FieldProblem[] {
       problems.push({ path: `backup.spec.includedNamespaces[${i}]`, message: `"${ns}" is also excluded` });
     }
   }
-  for (const [resource, list] of Object.entries(spec.orderedResources ?? {})) {
-    const entries = list.split(',').map((s) => s.trim());
-    if (entries.some((e) => e === '' || e.split('/').length > 2)) {
-      problems.push({
-        path: `backup.spec.orderedResources.${resource}`,
-        message: 'must be a comma-separated list of namespace/name (or name for cluster-scoped objects)',
-      });
-    }
-  }
   problems.push(...resourcePolicyProblems(spec));
   problems.push(...recipeProblems(spec));
   return problems;
+}
+
+/** Why an `orderedResources` value is not a list of `namespace/name` (or `name`), if it is not. */
+function orderedNamesProblem(list: string): string | undefined {
+  const shape = 'must be a comma-separated list of namespace/name (or name for cluster-scoped objects)';
+  for (const entry of list.split(',').map((s) => s.trim())) {
+    const parts = entry.split('/');
+    const name = parts.at(-1) ?? '';
+    if (parts.length > 2 || name === '' || name === '.' || name === '..') return shape;
+    const namespaceProblem = parts.length === 2 ? dnsLabelProblem(parts[0] ?? '') : undefined;
+    if (namespaceProblem) return `${shape}: the namespace of "${entry.slice(0, 80)}" ${namespaceProblem}`;
+  }
+  return undefined;
 }
 
 /**

@@ -10,7 +10,17 @@ import { z } from 'zod';
 import { parseDuration } from '../domain/kubernetes/duration.js';
 import { type LabelSelector, parseSelector } from '../domain/kubernetes/label-selector.js';
 import { type ConfigMapData, decodeYaml, onlyDataEntry } from './configmap-document.js';
-import { dnsSubdomain, labelSelector, names, type ValidationResult } from './kubernetes.js';
+import {
+  dnsLabel,
+  dnsSubdomain,
+  fieldPath,
+  issueMessage,
+  labelSelector,
+  namespacePatterns,
+  problemsOf,
+  resourcePatterns,
+  type ValidationResult,
+} from './kubernetes.js';
 
 /** A recipe hook without its own timeout gets Velero's exec default. */
 export const RECIPE_HOOK_DEFAULT_TIMEOUT_MS = 30_000;
@@ -30,40 +40,48 @@ function byType<S extends z.ZodType, O extends z.ZodType>(options: {
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data as z.output<S> | z.output<O>;
     for (const issue of parsed.error.issues) {
-      ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path as PropertyKey[] });
+      ctx.addIssue({ code: 'custom', message: issueMessage(issue), path: issue.path as PropertyKey[] });
     }
     return z.NEVER;
   });
 }
 
-/** `app=db,tier in (a,b)` as kubectl writes it, or a metav1.LabelSelector object. */
+/**
+ * `app=db,tier in (a,b)` as kubectl writes it, or a metav1.LabelSelector object; either way its
+ * keys and values are held to Kubernetes' label syntax.
+ */
 const selector = byType({
   whenString: z.string().transform((text, ctx): LabelSelector => {
     const parsed = parseSelector(text);
-    if (!parsed) {
+    const checked = parsed ? labelSelector.safeParse(parsed) : undefined;
+    if (!checked?.success) {
+      const why = checked ? `: ${problemsOf(checked.error).map((p) => `${p.path} ${p.message}`)[0]}` : '';
       ctx.addIssue({
         code: 'custom',
-        message: `"${text}" is not a label selector (e.g. app=db,tier in (a,b))`,
+        message: `"${text.slice(0, 80)}" is not a label selector (e.g. app=db,tier in (a,b))${why}`,
       });
       return z.NEVER;
     }
-    return parsed;
+    return parsed as LabelSelector;
   }),
   otherwise: labelSelector,
 });
 
 const group = z.strictObject({
   name: dnsSubdomain,
-  includedResourceTypes: names.optional(),
-  excludedResourceTypes: names.optional(),
-  includedNamespaces: names.optional(),
-  excludedNamespaces: names.optional(),
+  includedResourceTypes: resourcePatterns.optional(),
+  excludedResourceTypes: resourcePatterns.optional(),
+  includedNamespaces: namespacePatterns.optional(),
+  excludedNamespaces: namespacePatterns.optional(),
   labelSelector: selector.optional(),
   /** Unset: as the request says (cluster-scoped types only when every namespace is taken). */
   includeClusterResources: z.boolean().optional(),
   /** A restore group: restores these types from that backup group's items. */
   backupGroup: dnsSubdomain.optional(),
 });
+
+/** The whole seconds a Go duration holds: 2^63 - 1 nanoseconds. */
+const MAX_SECONDS = 9_223_372_036;
 
 /** Seconds (RamenDR and seed 002 write `timeout: 1800`) or a Go duration (`30m`), in ms. */
 const timeout = byType({
@@ -79,6 +97,8 @@ const timeout = byType({
     .number({ error: 'must be seconds (1800) or a positive duration (30m)' })
     .int({ error: 'must be a whole number of seconds' })
     .positive({ error: 'must be a positive number of seconds' })
+    // What a Go duration holds (int64 nanoseconds), as for the string form.
+    .max(MAX_SECONDS, { error: `must be at most ${MAX_SECONDS} seconds` })
     .transform((seconds) => seconds * 1000),
 });
 
@@ -97,10 +117,10 @@ const hook = z.strictObject({
   /** Only exec hooks exist; the field is accepted for RamenDR recipes that spell it out. */
   type: z.literal('exec').optional(),
   labelSelector: selector.optional(),
-  includedNamespaces: names.optional(),
-  excludedNamespaces: names.optional(),
+  includedNamespaces: namespacePatterns.optional(),
+  excludedNamespaces: namespacePatterns.optional(),
   /** Unset: the pod's first container. */
-  container: z.string().min(1).optional(),
+  container: dnsLabel.optional(),
   /** Run in order, each as one exec with the hook's timeout; a string is one program path. */
   commands: z.array(command).min(1),
   timeout: timeout.optional(),
@@ -282,23 +302,14 @@ const recipeSchema = recipeInput.superRefine((recipe, ctx) => {
   for (const problem of referenceProblems(recipe)) ctx.addIssue({ code: 'custom', ...problem });
 });
 
-function join(prefix: string, path: readonly PropertyKey[]): string {
-  let out = prefix;
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out;
-}
-
 function problemsOfIssues(
   issues: readonly z.core.$ZodIssue[],
   prefix: string,
 ): { path: string; message: string }[] {
   return issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ path: join(prefix, [...issue.path, key]), message: 'unknown field' }))
-      : [{ path: join(prefix, issue.path) || prefix || '(recipe)', message: issue.message }],
+      ? issue.keys.map((key) => ({ path: fieldPath(prefix, [...issue.path, key]), message: 'unknown field' }))
+      : [{ path: fieldPath(prefix, issue.path) || prefix || '(recipe)', message: issueMessage(issue) }],
   );
 }
 
@@ -353,7 +364,7 @@ export const recipeReference = z.union(
   [
     z.strictObject({ inline: z.record(z.string(), z.unknown()) }),
     z.strictObject({
-      configMap: z.strictObject({ name: dnsSubdomain, namespace: z.string().min(1).optional() }),
+      configMap: z.strictObject({ name: dnsSubdomain, namespace: dnsLabel.optional() }),
     }),
   ],
   { error: () => 'a recipe is either {inline: <recipe>} or {configMap: {name, namespace?}}' },

@@ -18,7 +18,7 @@ import {
   type ResourceModifierRule,
   type ResourceModifiers,
 } from '../domain/restore/resource-modifiers.js';
-import { labelSelector, problemsOf, type ValidationResult } from './kubernetes.js';
+import { dnsLabel, labelSelector, problemsOf, type ValidationResult } from './kubernetes.js';
 import { YAML_1_1 } from './yaml-options.js';
 
 const OPERATIONS = ['add', 'remove', 'replace', 'move', 'copy', 'test'] as const;
@@ -81,7 +81,8 @@ const conditions = z.strictObject({
     .string()
     .refine((r) => nameRegex(r) !== undefined, { message: 'is not a valid regular expression' })
     .optional(),
-  namespaces: z.array(z.string().min(1, { message: 'must not be empty' })).optional(),
+  /** Velero compares these with an item's namespace as they are: names, not patterns. */
+  namespaces: z.array(dnsLabel).optional(),
   labelSelector: labelSelector.optional(),
   matches: z.array(z.strictObject({ path: pointer, value: patchValue.optional() })).optional(),
 });

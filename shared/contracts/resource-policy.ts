@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
+import { dnsSubdomainProblem, labelValueProblem } from '../domain/kubernetes/names.js';
 import {
   PVC_PHASES,
   parseCapacityRange,
@@ -15,7 +16,13 @@ import {
   SUPPORTED_VOLUME_TYPES,
 } from '../domain/volumes/conditions.js';
 import { type ConfigMapData, decodeYaml, onlyDataEntry } from './configmap-document.js';
-import type { ValidationResult } from './kubernetes.js';
+import {
+  fieldPath,
+  issueMessage,
+  qualifiedName,
+  resourcePatterns,
+  type ValidationResult,
+} from './kubernetes.js';
 
 const QUOTE_HINT = ' (quote values such as 1 or true in YAML)';
 const typeMessage =
@@ -23,7 +30,12 @@ const typeMessage =
   (issue: { input?: unknown }): string =>
     issue.input === undefined ? 'is required' : `must be ${expected}${hint}`;
 const text = z.string({ error: typeMessage('a string', QUOTE_HINT) });
-const texts = z.array(text, { error: typeMessage('a list of strings') });
+/** A string (with the YAML quoting hint when it is not one) held to one of Kubernetes' name rules. */
+const checkedText = (problem: (value: string) => string | undefined) =>
+  text.superRefine((value, ctx) => {
+    const message = problem(value);
+    if (message) ctx.addIssue({ code: 'custom', message });
+  });
 const textMap = z.record(z.string(), text, { error: typeMessage('a map of strings') });
 const map = { error: typeMessage('a map') };
 
@@ -35,7 +47,9 @@ const conditions = z.strictObject(
         if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message });
       })
       .nullish(),
-    storageClass: texts.nullish(),
+    storageClass: z
+      .array(checkedText(dnsSubdomainProblem), { error: typeMessage('a list of strings') })
+      .nullish(),
     nfs: z.strictObject({ server: text.nullish(), path: text.nullish() }, map).nullish(),
     csi: z
       .strictObject({ driver: text.nullish(), volumeAttributes: textMap.nullish() }, map)
@@ -51,7 +65,9 @@ const conditions = z.strictObject(
       })
       .nullish(),
     volumeTypes: z.array(z.enum(SUPPORTED_VOLUME_TYPES)).nullish(),
-    pvcLabels: textMap.nullish(),
+    pvcLabels: z
+      .record(qualifiedName, checkedText(labelValueProblem), { error: typeMessage('a map of strings') })
+      .nullish(),
     pvcPhase: z.array(z.enum(PVC_PHASES)).nullish(),
   },
   map,
@@ -74,7 +90,7 @@ const volumePolicy = z.strictObject(
   map,
 );
 
-const scopedResources = texts.nullish();
+const scopedResources = resourcePatterns.nullish();
 
 const includeExcludePolicy = z
   .strictObject(
@@ -124,7 +140,7 @@ export const resourcePolicySchema = z.strictObject(
       error: (issue) =>
         issue.input === undefined
           ? 'is required'
-          : `incompatible version number ${String(issue.input)} with supported version v1`,
+          : `incompatible version number ${typeof issue.input === 'string' ? issue.input.slice(0, 40) : `(a ${issue.input === null ? 'null' : typeof issue.input})`} with supported version v1`,
     }),
     volumePolicies: z.array(volumePolicy).nullish(),
     includeExcludePolicy: includeExcludePolicy.nullish(),
@@ -134,21 +150,12 @@ export const resourcePolicySchema = z.strictObject(
 
 export type ResourcePolicyDocument = z.infer<typeof resourcePolicySchema>;
 
-function join(prefix: string, path: readonly PropertyKey[]): string {
-  let out = prefix;
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out;
-}
-
 /** Zod issues as field problems; an unknown field is named by its own path. */
 function problemsOfIssues(issues: readonly z.core.$ZodIssue[], prefix: string): FieldProblem[] {
   return issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ path: join(prefix, [...issue.path, key]), message: 'unknown field' }))
-      : [{ path: join(prefix, issue.path) || '(document)', message: issue.message }],
+      ? issue.keys.map((key) => ({ path: fieldPath(prefix, [...issue.path, key]), message: 'unknown field' }))
+      : [{ path: fieldPath(prefix, issue.path) || '(document)', message: issueMessage(issue) }],
   );
 }
 

@@ -9,16 +9,20 @@
  */
 import { z } from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
+import { dnsLabelProblem, resourcePatternProblem } from '../domain/kubernetes/names.js';
 import { NON_RESTORABLE } from '../domain/restore/order.js';
 import {
+  checkedString,
+  dnsLabel,
   dnsSubdomain,
-  duration,
   execHookBase,
   hookSelector,
   labelSelector,
-  names,
+  namespacePatterns,
   objectMetaInput,
   problemsOf,
+  resourcePatterns,
+  timeout,
   type ValidationResult,
 } from './kubernetes.js';
 import { recipeReference, validateRecipe } from './recipe.js';
@@ -26,8 +30,8 @@ import { type ResourceModifiersInput, resourceModifiersInput } from './resource-
 
 const execRestoreHook = z.strictObject({
   ...execHookBase,
-  execTimeout: duration.optional(),
-  waitTimeout: duration.optional(),
+  execTimeout: timeout.optional(),
+  waitTimeout: timeout.optional(),
   waitForReady: z.boolean().optional(),
 });
 
@@ -39,7 +43,7 @@ const restoreHookSpec = z.strictObject({
         init: z
           .strictObject({
             initContainers: z.array(z.record(z.string(), z.unknown())).optional(),
-            timeout: duration.optional(),
+            timeout: timeout.optional(),
           })
           .optional(),
         exec: execRestoreHook.optional(),
@@ -55,30 +59,54 @@ const KMS_KEY_ID = new RegExp(
   `^(?:${KMS_KEY}|${KMS_ALIAS}|arn:aws(?:-[a-z]+)*:kms:[a-z]{2}(?:-[a-z0-9]+)+-\\d:\\d{12}:(?:key/${KMS_KEY}|${KMS_ALIAS}))$`,
 );
 
-/** `kind/namespace/name`, or `kind/name` for cluster-scoped objects (Lifeboat). */
-const itemSelector = z.string().regex(/^[A-Za-z0-9.-]+\/([a-z0-9.-]+\/)?[A-Za-z0-9.:_-]+$/, {
-  message: 'must be kind/namespace/name or kind/name',
-});
+/**
+ * Why an `includeItems` entry names no object, if it does not: `kind/namespace/name`, or
+ * `kind/name` for cluster-scoped objects (Lifeboat). The kind is a resource as discovery resolves
+ * it, the namespace a namespace name, the name any object name (`system:nodes` included) that is
+ * a path segment: no "/", not "." or "..".
+ */
+function includeItemProblem(selector: string): string | undefined {
+  const shape = 'must be kind/namespace/name or kind/name';
+  const parts = selector.split('/');
+  if (parts.length < 2 || parts.length > 3) return shape;
+  const [kind = '', ...rest] = parts;
+  const name = rest.at(-1) ?? '';
+  const kindProblem = kind.length > 0 && /[*?[{]/.test(kind) ? 'is a pattern' : resourcePatternProblem(kind);
+  if (kindProblem) return `${shape}: its kind ${kindProblem}`;
+  const namespaceProblem = rest.length === 2 ? dnsLabelProblem(rest[0] ?? '') : undefined;
+  if (namespaceProblem) return `${shape}: its namespace ${namespaceProblem}`;
+  if (name === '' || name === '.' || name === '..')
+    return `${shape}: its name must not be empty, "." or ".."`;
+  if (name.length > 253 || name.includes('%') || [...name].some((c) => c < ' '))
+    return `${shape}: its name must be at most 253 characters, without "%" or control characters`;
+  return undefined;
+}
+
+const itemSelector = checkedString(includeItemProblem);
 
 export const restoreSpec = z.strictObject({
-  backupName: z.string().optional(),
-  scheduleName: z.string().optional(),
-  includedNamespaces: names.optional(),
-  excludedNamespaces: names.optional(),
-  includedResources: names.optional(),
-  excludedResources: names.optional(),
+  backupName: dnsSubdomain.optional(),
+  scheduleName: dnsSubdomain.optional(),
+  includedNamespaces: namespacePatterns.optional(),
+  excludedNamespaces: namespacePatterns.optional(),
+  includedResources: resourcePatterns.optional(),
+  excludedResources: resourcePatterns.optional(),
   includeClusterResources: z.boolean().nullable().optional(),
   labelSelector: labelSelector.nullable().optional(),
   orLabelSelectors: z.array(labelSelector).nullable().optional(),
-  namespaceMapping: z.record(z.string(), dnsSubdomain).optional(),
+  /** Source namespace → target namespace: both namespace names (DNS labels), no patterns. */
+  namespaceMapping: z.record(dnsLabel, dnsLabel).optional(),
   restorePVs: z.boolean().nullable().optional(),
   preserveNodePorts: z.boolean().nullable().optional(),
   existingResourcePolicy: z.enum(['none', 'update']).optional(),
   restoreStatus: z
-    .strictObject({ includedResources: names.optional(), excludedResources: names.optional() })
+    .strictObject({
+      includedResources: resourcePatterns.optional(),
+      excludedResources: resourcePatterns.optional(),
+    })
     .optional(),
   hooks: z.strictObject({ resources: z.array(restoreHookSpec).optional() }).optional(),
-  itemOperationTimeout: duration.optional(),
+  itemOperationTimeout: timeout.optional(),
   /**
    * Velero: `{kind: ConfigMap, name}`, a ConfigMap with the rules in its only data key, read from
    * the target cluster. Lifeboat adds `namespace` (default: the restore's `metadata.namespace`,
@@ -90,7 +118,7 @@ export const restoreSpec = z.strictObject({
       apiGroup: z.string().optional(),
       kind: z.string().optional(),
       name: z.string().optional(),
-      namespace: dnsSubdomain.optional(),
+      namespace: dnsLabel.optional(),
       inline: resourceModifiersInput.optional(),
     })
     .optional(),

@@ -49,6 +49,8 @@ export const plannedItem = z.strictObject({
   status: z.unknown().optional(),
   /** Resource modifier rules that failed on the item: restored anyway, each counted as an error (Velero). */
   problems: z.array(z.string()).optional(),
+  /** What planning found odd and corrected (an object placed at its archive path): warnings of the item. */
+  warnings: z.array(z.string()).optional(),
   /** Pods: the init containers their restore hooks put in, in order (already in `object`). */
   initContainersAdded: z.array(z.string()).optional(),
   /** Pods: the post-restore exec hooks to run once the pod is created, by container. */
@@ -131,6 +133,11 @@ export const restoreChunk = z.strictObject({
   run: restoreRun,
   phase: restorePhase.pick({ index: true, groupResource: true }),
   chunk: z.number().int().nonnegative(),
+  /**
+   * The step's retries are spent (the state machine's Catch): an item the cluster still refuses
+   * with 429/5xx is recorded as failed, naming it, instead of failing the chunk again.
+   */
+  lastAttempt: z.boolean().optional(),
 });
 export type RestoreChunk = z.infer<typeof restoreChunk>;
 

@@ -47,6 +47,30 @@ export class BackupInProgress extends LifeboatError {
   }
 }
 
+/** A backup under S3 Object Lock cannot be deleted before its retention ends. */
+export class BackupRetained extends LifeboatError {
+  readonly until: Date;
+
+  constructor(options: { name: string; mode: string; until: Date }) {
+    super(
+      `backup ${options.name} is retained by S3 Object Lock (${options.mode} mode) until ${options.until.toISOString()}: it cannot be deleted before`,
+    );
+    this.name = 'BackupRetained';
+    this.until = options.until;
+  }
+}
+
+/**
+ * The run's claim on its name was found dead (its lease ran out) or taken: the run stops and
+ * writes nothing more, since its failure was recorded by whoever found it.
+ */
+export class RunAbandoned extends LifeboatError {
+  constructor(reason: string) {
+    super(`the run was given up: ${reason}`);
+    this.name = 'RunAbandoned';
+  }
+}
+
 /** A transient failure (throttling, 429/5xx, SlowDown, network): the step may be retried. */
 export class RetryableError extends LifeboatError {
   override readonly retryable: boolean = true;
@@ -73,6 +97,25 @@ export class HostileArchive extends LifeboatError {
     super(`the backup archive is refused at entry "${entry}": ${reason}`);
     this.name = 'HostileArchive';
     this.entry = entry;
+  }
+}
+
+/**
+ * A file of a backup or restore that cannot be read as what it should be: too large once
+ * decompressed, a gzip bomb, not gzip, not JSON, or not the document it names. It names the file
+ * and its key, and why; never its content. Terminal: reading it again gives the same.
+ */
+export class StoredFileUnreadable extends LifeboatError {
+  readonly key: string;
+
+  constructor(
+    file: { readonly what: string; readonly key: string },
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${file.what} (${file.key}) ${reason}`, options);
+    this.name = 'StoredFileUnreadable';
+    this.key = file.key;
   }
 }
 

@@ -2,9 +2,17 @@
  * Where backups are stored: S3 or a local directory. Keys are relative to the storage
  * location's prefix and come from domain/storage-keys.
  */
+/** S3 Object Lock retention of an object: nobody deletes it before `until`. */
+export interface Retention {
+  readonly mode: 'GOVERNANCE' | 'COMPLIANCE';
+  readonly until: Date;
+}
+
 export interface PutOptions {
   /** Write only if the key does not exist yet; otherwise fail with AlreadyExists. */
   readonly ifNoneMatch?: boolean;
+  /** Object Lock retention; a store without Object Lock (a directory) ignores it. */
+  readonly retention?: Retention;
   readonly contentType?: string;
   readonly signal?: AbortSignal;
 }
@@ -30,4 +38,12 @@ export interface ObjectStore {
   /** Every key under the prefix, in lexicographic order. */
   list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]>;
   delete(key: string, options?: { signal?: AbortSignal }): Promise<void>;
+  /** The Object Lock retention of an object, where the store keeps one (S3). */
+  retentionOf?(key: string, options?: { signal?: AbortSignal }): Promise<Retention | undefined>;
+  /**
+   * Removes what writers that are gone left half-written under the prefix (a directory's
+   * temporary files of processes no longer running); the count removed. Optional: S3 has no
+   * such objects (an unfinished multipart upload is not an object).
+   */
+  removeTemporaries?(prefix: string): Promise<number>;
 }

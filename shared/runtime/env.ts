@@ -14,6 +14,8 @@ export const lambdaEnv = z.object({
   LIFEBOAT_INLINE_HOOK_LIMIT_SECONDS: z.coerce.number().int().positive().default(600),
   /** The data mover repository's key (KMS key ARN): set where volumes go to or come from the data mover. */
   LIFEBOAT_REPOSITORY_KEY: z.string().min(1).optional(),
+  /** S3 Object Lock on the bucket: a backup's objects are retained until its expiration, in this mode. */
+  LIFEBOAT_OBJECT_LOCK_MODE: z.enum(['GOVERNANCE', 'COMPLIANCE']).optional(),
   /** Path-style S3 addressing, for S3-compatible endpoints. */
   LIFEBOAT_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
 });

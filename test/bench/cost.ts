@@ -43,15 +43,13 @@ async function fill(core: CoreV1Api, options: { namespaces: string[]; objects: n
   const jobs: Promise<unknown>[] = [];
   for (let i = 0; i < options.objects; i++) {
     const namespace = options.namespaces[i % options.namespaces.length] ?? 'cost-0';
-    const body = {
-      metadata: { name: `obj-${i}`, labels: { app: `app-${i % 20}` } },
-      data: { index: String(i), text: 'x'.repeat(200) },
-    };
+    const metadata = { name: `obj-${i}`, labels: { app: `app-${i % 20}` } };
+    const data = { index: String(i), text: 'x'.repeat(200) };
     jobs.push(
       limit(() =>
         i % 5 === 0
-          ? core.createNamespacedSecret({ namespace, body })
-          : core.createNamespacedConfigMap({ namespace, body }),
+          ? core.createNamespacedSecret({ namespace, body: { metadata, stringData: data } })
+          : core.createNamespacedConfigMap({ namespace, body: { metadata, data } }),
       ),
     );
   }

@@ -76,7 +76,7 @@ describe('the data mover in the workflows', () => {
   });
 
   it('lets VolumeOperations delete only snapshots a backup took, or the EBS CSI driver took for a backup’s VolumeSnapshot', () => {
-    const statements = statementsOfRole(template, 'ClusterReaderRole').filter((s) =>
+    const statements = statementsOfRole(template, 'VolumeOperationsRole').filter((s) =>
       actionsOf(s).includes('ec2:DeleteSnapshot'),
     );
     expect(statements.map((s) => s.Condition)).toEqual([
@@ -118,8 +118,7 @@ describe('a restore workflow deployed alone (a DR account)', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Dr', { env: { account: '210987654321', region: 'us-west-2' } });
     const workflow = new RestoreWorkflow(stack, 'Restore', {
-      bucket: new Bucket(stack, 'Bucket'),
-      key: new Key(stack, 'Key'),
+      store: { bucket: new Bucket(stack, 'Bucket'), key: new Key(stack, 'Key'), prefix: '' },
       clusters: ['dr'],
     });
     const template = Template.fromStack(stack);

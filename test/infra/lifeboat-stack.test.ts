@@ -83,6 +83,7 @@ describe('the Lifeboat stack', () => {
       'HookRunnerTaskDefinitionArn',
       'PatchProvisionedVolumesFunctionArn',
       'PlanRestoreFunctionArn',
+      'RecordRestoreFailureFunctionArn',
       'RestoreHooksFunctionArn',
       'RestorePhaseFunctionArn',
       'RestoreVolumesFunctionArn',
@@ -143,13 +144,14 @@ describe('the Lifeboat stack', () => {
         }),
       ],
     });
-    // The workers' and both hook runners' (backup and restore) access entries carry the group the
-    // cluster's RBAC binds to pods/exec; the runners' have no access policy besides.
+    // The access entries of the steps that exec hooks carry the group the cluster's RBAC binds to
+    // pods/exec: the worker, the recipe hook steps, the restore hooks and both hook runners. Only
+    // the worker, which also reads the items it backs up, has an access policy besides.
     const entries = Object.values(template.findResources('AWS::EKS::AccessEntry')).filter((e) =>
       (e.Properties.KubernetesGroups ?? []).includes('lifeboat:hook-exec'),
     );
-    expect(entries).toHaveLength(3);
-    expect(entries.filter((e) => (e.Properties.AccessPolicies ?? []).length === 0)).toHaveLength(2);
+    expect(entries).toHaveLength(6);
+    expect(entries.filter((e) => (e.Properties.AccessPolicies ?? []).length === 0)).toHaveLength(5);
     // The task roles: S3 and KMS grants, DescribeCluster and, for the backup's runner, the EC2
     // snapshot calls a block's volumes need (as the workers'), nothing else.
     const taskRoles = Object.entries(template.findResources('AWS::IAM::Role')).filter(([, r]) =>
@@ -231,7 +233,7 @@ describe('the Lifeboat stack', () => {
     for (const f of functions) expect(f.Properties.Runtime).toBe('nodejs22.x');
   });
 
-  it('gives the cluster-reading role an EKS access entry on each cluster', () => {
+  it('gives the cluster-reading steps an EKS access entry on each cluster', () => {
     template.hasResourceProperties('AWS::EKS::AccessEntry', {
       ClusterName: 'prod-a',
       AccessPolicies: [Match.objectLike({ PolicyArn: Match.stringLikeRegexp('AmazonEKSAdminViewPolicy') })],
@@ -257,11 +259,16 @@ describe('the Lifeboat stack', () => {
       StringEquals: { 'ec2:CreateAction': 'CreateSnapshot' },
     });
     expect(withAction('ec2:DescribeSnapshots').length).toBeGreaterThan(0);
-    // CSI snapshots: the backup's access entry carries the group the cluster binds to the snapshot API.
+    // CSI snapshots: the access entries of the worker, VolumeOperations and the backup's hook
+    // runner (which backs up whole blocks, their volumes included) carry the group the cluster
+    // binds to the snapshot API.
     const entries = Object.values(template.findResources('AWS::EKS::AccessEntry')).filter((e) =>
       (e.Properties.KubernetesGroups ?? []).includes('lifeboat:volume-snapshots'),
     );
-    expect(entries).toHaveLength(1);
+    const roles = entries.map((e) => JSON.stringify(e.Properties.PrincipalArn));
+    expect(roles).toHaveLength(3);
+    for (const step of ['BackupItemBlockRole', 'VolumeOperationsRole', 'HookRunnerTaskRole'])
+      expect(roles.filter((r) => r.includes(`Backup${step}`))).toHaveLength(1);
   });
 
   it('passes the cdk-nag AwsSolutions checks', () => {

@@ -53,6 +53,9 @@ export function accessEntriesOf(deployment: Deployment): AccessEntry[] {
 
 const policyGroup = (policy: string) => `eks-access-policy:${policy}`;
 
+/** How long EKS accepts a token after its X-Amz-Date (aws-iam-authenticator: 15 minutes). */
+const TOKEN_LIFETIME_MS = 15 * 60_000;
+
 /** Whether a presigned GetCallerIdentity URL was signed, for this cluster, by that key's secret. */
 async function verifiedKey(options: {
   url: URL;
@@ -68,8 +71,11 @@ async function verifiedKey(options: {
     `${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}Z`,
   );
   const expires = Number(q.get('X-Amz-Expires') ?? 0);
-  if (!secret || Number.isNaN(signedAt.getTime()) || signedAt.getTime() + expires * 1000 < Date.now())
-    return undefined;
+  // As EKS's authenticator: a token is signed to expire within 60 s, yet accepted for 15 minutes
+  // after its date (clients cache it for less, as Lifeboat does for 10).
+  const fresh =
+    signedAt.getTime() + TOKEN_LIFETIME_MS >= Date.now() && signedAt.getTime() <= Date.now() + 60_000;
+  if (!secret || Number.isNaN(signedAt.getTime()) || expires < 1 || expires > 60 || !fresh) return undefined;
   const signer = new SignatureV4({
     service: 'sts',
     region,

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEnv, uniqueName } from '../integration/support/env.js';
@@ -20,6 +20,7 @@ import {
   deleteWorkload,
   hookRan,
   installWorkload,
+  longHookRan,
   provisionCache,
   type Workload,
   ZONE,
@@ -35,6 +36,19 @@ describe('the deployment rehearsal of a backup and a restore', () => {
   const backupName = uniqueName('rehearsed');
   const restoreName = uniqueName('rehearsed-restore');
 
+  /** Keys left under a prefix of the stack's bucket. */
+  async function keysUnder(prefix: string): Promise<string[]> {
+    const env = testEnv();
+    const s3 = new S3Client({
+      endpoint: env.aws.endpoint,
+      region: env.aws.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: rehearsal.bucket, Prefix: prefix }));
+    return (listed.Contents ?? []).map((o) => o.Key ?? '');
+  }
+
   beforeAll(async () => {
     const env = testEnv();
     rehearsal = await startRehearsal({ tools: env.tools, aws: env.aws });
@@ -47,10 +61,21 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     source = await capture(rehearsal.kubeConfig, workload);
   }, LONG);
   afterAll(async () => {
+    if (rehearsal) {
+      // The report of what each role was granted and no call of the rehearsal used.
+      const lines = [...rehearsal.report().unusedPermissions].map(
+        ([role, actions]) =>
+          `  ${role
+            .split('/')
+            .pop()
+            ?.replace(/-[0-9a-f]{6}$/, '')}: ${actions.join(', ')}`,
+      );
+      process.stdout.write(`\nPermissions granted and not used by the rehearsal:\n${lines.join('\n')}\n`);
+    }
     await rehearsal?.stop();
   });
 
-  it('backs up the sample application to Completed, running its hook and snapshotting its EBS volume', {
+  it('backs up the sample application to Completed, running its hooks (one in the Fargate hook runner) and snapshotting its EBS volume', {
     timeout: LONG,
   }, async () => {
     const outcome = await rehearsal.start('backup', {
@@ -69,6 +94,12 @@ describe('the deployment rehearsal of a backup and a restore', () => {
       output: { name: backupName, phase: 'Completed', errors: 0 },
     });
     expect(hookRan(workload)).toBe(true);
+    // The Fargate hook runner, from the image recipe, with its own role and access entry.
+    expect(longHookRan(workload)).toBe(true);
+    expect(rehearsal.report().usage.fargate.tasks).toBeGreaterThan(0);
+    // The run's working data (Secret copies among it) went with the run.
+    expect(await keysUnder(`plugins/lifeboat/work/backups/${backupName}/`)).toEqual([]);
+    expect((await keysUnder(`backups/${backupName}/`)).length).toBeGreaterThan(5);
     const env = testEnv();
     const ec2 = new EC2Client({
       endpoint: env.aws.endpoint,
@@ -123,6 +154,7 @@ describe('the deployment rehearsal of a backup and a restore', () => {
       if (data !== null) expect({ id, data: restored.get(id) }).toEqual({ id, data });
     expect(rehearsal.report().violations).toEqual([]);
     expect(rehearsal.report().pollerErrors).toEqual([]);
+    expect(await keysUnder(`plugins/lifeboat/work/restores/${restoreName}/`)).toEqual([]);
   });
 
   const recipe: Json = {
@@ -286,6 +318,59 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     };
     expect(backup.status?.phase).toBe('Failed');
     expect(backup.status?.failureReason).toMatch(/.+/);
+    expect(await keysUnder(`plugins/lifeboat/work/backups/${name}/`)).toEqual([]);
+  });
+
+  it('records a restore whose finalizing fails as Failed, with the reason and what it restored', {
+    timeout: LONG,
+  }, async () => {
+    const namespace = await smallNamespace();
+    const backupName = uniqueName('to-fail');
+    const made = await rehearsal.start('backup', {
+      request: {
+        cluster: 'rehearsal',
+        backup: { metadata: { name: backupName }, spec: { includedNamespaces: [namespace] } },
+      },
+    });
+    expect(made, JSON.stringify(made)).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed' } });
+    const name = uniqueName('unfinished-restore');
+    const remove = rehearsal.inject({
+      caller: /FinalizeRestore$/,
+      operation: 'PutObject',
+      path: new RegExp(name),
+      status: 403,
+      code: 'AccessDenied',
+    });
+    try {
+      const outcome = await rehearsal.start('restore', {
+        request: {
+          cluster: 'rehearsal',
+          restore: {
+            metadata: { name },
+            spec: { backupName, namespaceMapping: { [namespace]: uniqueName('failed-target') } },
+          },
+        },
+      });
+      expect(outcome).toMatchObject({ status: 'FAILED', error: 'RestoreFailed' });
+    } finally {
+      remove();
+    }
+    const env = testEnv();
+    const s3 = new S3Client({
+      endpoint: env.aws.endpoint,
+      region: env.aws.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    const stored = await s3.send(
+      new GetObjectCommand({ Bucket: rehearsal.bucket, Key: `plugins/lifeboat/restores/${name}.json` }),
+    );
+    const record = JSON.parse(await (stored.Body?.transformToString() ?? '{}')) as {
+      status?: { phase?: string; failureReason?: string; progress?: { itemsRestored?: number } };
+    };
+    expect(record.status?.phase).toBe('Failed');
+    expect(record.status?.failureReason).toMatch(/AccessDenied/);
+    expect(record.status?.progress?.itemsRestored).toBeGreaterThan(0);
   });
 
   it('has run every function of the template, so each handler was invoked as deployed', () => {

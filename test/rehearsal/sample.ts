@@ -22,6 +22,8 @@ export interface Workload {
   readonly pvName: string;
   /** Where the pod's hook writes, on this machine. */
   readonly hookMarker: string;
+  /** Where a hook too long for a worker writes: the hook runner (a Fargate task) runs it. */
+  readonly longHookMarker: string;
   /**
    * A second claim, on a host-path volume of a storage class no provisioner serves: not
    * snapshotted, so a restore re-provisions it; the test stands in for the provisioner.
@@ -97,6 +99,25 @@ export async function installWorkload(options: {
       },
     },
   });
+  await core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: {
+        name: 'db-backup-agent',
+        labels: { app: 'db-backup-agent' },
+        annotations: {
+          'pre.hook.backup.velero.io/command': '["/bin/sh","-c","echo flushed > long-hook-marker"]',
+          'pre.hook.backup.velero.io/timeout': '30m',
+        },
+      },
+      spec: { containers: [{ name: 'agent', image: 'agent:1' }] },
+    },
+  });
+  await waitFor('the backup agent to run', async () =>
+    (await core.readNamespacedPod({ namespace, name: 'db-backup-agent' })).status?.phase === 'Running'
+      ? true
+      : undefined,
+  );
   await waitFor('the database pod to run', async () =>
     (await core.readNamespacedPod({ namespace, name: 'db-0' })).status?.phase === 'Running'
       ? true
@@ -140,10 +161,12 @@ export async function installWorkload(options: {
     volumeId,
     pvName,
     hookMarker: join(cluster.execDir, namespace, 'db-0', 'hook-marker'),
+    longHookMarker: join(cluster.execDir, namespace, 'db-backup-agent', 'long-hook-marker'),
   };
 }
 
 export const hookRan = (workload: Workload): boolean => existsSync(workload.hookMarker);
+export const longHookRan = (workload: Workload): boolean => existsSync(workload.longHookMarker);
 
 /** Labels without the two a restore adds to everything it creates (Velero's). */
 function ownLabels(labels: Record<string, string> | undefined): Record<string, string> {

@@ -70,7 +70,7 @@ export function taskDefinitionsOf(deployment: Deployment): Map<string, TaskDefin
 /** The esbuild step and the entry point of the image recipe, read from its Dockerfile. */
 async function imageRecipe(dockerfile: string): Promise<{ build: string; entrypoint: string[] }> {
   const text = (await readFile(dockerfile, 'utf8')).replace(/\\\n\s*/g, ' ');
-  const build = text.split('\n').find((l) => /^RUN .*\besbuild\b/.test(l));
+  const build = text.split('\n').find((l) => /^RUN .*\bnpx esbuild\b/.test(l));
   const entrypoint = text.split('\n').find((l) => l.startsWith('ENTRYPOINT '));
   if (!build || !entrypoint) throw new Error(`rehearsal: ${dockerfile} has no esbuild step or entry point`);
   const command = build

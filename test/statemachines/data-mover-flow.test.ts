@@ -69,6 +69,8 @@ describe('MoveVolumeData in the backup', () => {
     const mover = dataMover(new Set(['b_vol-3_20260101T000000Z']));
     const looks: JsonValue[] = [];
     const output = await runLocalStateMachine({
+      // Retried at once: these tests check the flow, not how long it waits.
+      retryIntervalMs: 0,
       definition: substitute(readFileSync(BACKUP_DEFINITION, 'utf8'), LOCAL_FUNCTION_ARNS),
       input: { request: {} },
       executionName: 'x',
@@ -128,6 +130,8 @@ describe('RestoreVolumeData in the restore', () => {
       { done: true, pending: 0, waitSeconds: 0 },
     ];
     const output = await runLocalStateMachine({
+      // Retried at once: these tests check the flow, not how long it waits.
+      retryIntervalMs: 0,
       definition: substitute(readFileSync(RESTORE_DEFINITION, 'utf8'), LOCAL_RESTORE_FUNCTION_ARNS),
       input: { request: {} },
       executionName: 'x',
@@ -180,6 +184,8 @@ describe('RestoreVolumeData in the restore', () => {
       { done: true, pending: 0, waitSeconds: 0 },
     ];
     await runLocalStateMachine({
+      // Retried at once: these tests check the flow, not how long it waits.
+      retryIntervalMs: 0,
       definition: substitute(readFileSync(RESTORE_DEFINITION, 'utf8'), LOCAL_RESTORE_FUNCTION_ARNS),
       input: { request: {} },
       executionName: 'x',

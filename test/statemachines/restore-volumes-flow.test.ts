@@ -31,6 +31,8 @@ async function execute(options: {
       return answers.shift() ?? { done: true, pending: 0, waitSeconds: 0 };
     };
   const output = await runLocalStateMachine({
+    // Retried at once: these tests check the flow, not how long it waits.
+    retryIntervalMs: 0,
     definition,
     input: { request: {} },
     executionName: 'x',
@@ -109,10 +111,13 @@ describe('the volume steps of a restore', () => {
     ]);
   });
 
-  it('ends RestoreFailed when volume creation fails for good, before any phase', async () => {
-    // A handler that throws a terminal error: the Catch sends the execution to RestoreFailed.
+  it('records the failure and ends RestoreFailed when volume creation fails for good, before any phase', async () => {
+    // A handler that throws a terminal error: the Catch records it, then ends RestoreFailed.
+    const recorded: JsonValue[] = [];
     await expect(
       runLocalStateMachine({
+        // Retried at once: these tests check the flow, not how long it waits.
+        retryIntervalMs: 0,
         definition,
         input: { request: {} },
         executionName: 'y',
@@ -133,10 +138,20 @@ describe('the volume steps of a restore', () => {
             throw new Error('no phase may run');
           },
           FinalizeRestore: async () => ({}),
+          RecordRestoreFailure: async (input) => {
+            recorded.push(input);
+            return {};
+          },
         },
       }),
     ).rejects.toMatchObject({
       failure: { error: 'RestoreFailed', cause: expect.stringContaining('the volume plan is gone') },
     });
+    expect(recorded).toEqual([
+      {
+        run,
+        failure: { Error: 'LifeboatError', Cause: expect.stringContaining('the volume plan is gone') },
+      },
+    ]);
   });
 });

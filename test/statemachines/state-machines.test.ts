@@ -172,6 +172,7 @@ describe('statemachines/restore.asl.json', () => {
       hooks: f('h'),
       recipeHook: f('rh'),
       finalize: f('f'),
+      recordFailure: f('rf'),
       hookRunner: hookRunnerSubstitutions({
         clusterArn: 'arn:aws:ecs:us-east-1:123456789012:cluster/c',
         taskDefinitionArn: 'arn:aws:ecs:us-east-1:123456789012:task-definition/t:1',
@@ -221,7 +222,16 @@ describe('statemachines/restore.asl.json', () => {
     expect(substitute(JSON.stringify(task?.Resource), LOCAL_RESTORE_FUNCTION_ARNS)).toBe(
       JSON.stringify(LOCAL_RESTORE_FUNCTION_ARNS.RestorePhaseFunctionArn),
     );
-    expect(Object.keys(chunks.ItemProcessor.States)).toEqual(['RestorePhase']);
+    // Once a chunk's retries are spent on 429/5xx, one last attempt records those items failed.
+    expect(Object.keys(chunks.ItemProcessor.States)).toEqual(['RestorePhase', 'RestorePhaseLastAttempt']);
+    expect(task?.Catch).toEqual([
+      { ErrorEquals: ['RetryableError'], ResultPath: '$.retriesSpent', Next: 'RestorePhaseLastAttempt' },
+    ]);
+    expect(chunks.ItemProcessor.States.RestorePhaseLastAttempt).toMatchObject({
+      Resource: task?.Resource,
+      Parameters: { 'run.$': '$.run', 'phase.$': '$.phase', 'chunk.$': '$.chunk', lastAttempt: true },
+      End: true,
+    });
   });
 });
 
@@ -252,6 +262,8 @@ describe('the restore flow', () => {
     options: {
       restorePhase?: (input: JsonValue) => Promise<void>;
       restoreHooks?: (input: JsonValue) => Promise<JsonValue>;
+      /** Receives RecordRestoreFailure's inputs, also when the execution fails. */
+      recorded?: JsonValue[];
     } = {},
   ) {
     const calls: {
@@ -266,50 +278,64 @@ describe('the restore flow', () => {
     let running = 0;
     let mostAtOnce = 0;
     let finalizeInput: JsonValue = null;
+    const recorded: JsonValue[] = [];
     /** Each RestoreHooks input, with how many chunks had finished by then. */
     const hookCalls: { input: JsonValue; chunksFinished: number }[] = [];
+    const handlers: Record<string, (input: JsonValue) => Promise<JsonValue>> = {
+      RestorePhase: async (input) => {
+        const { phase: p, chunk } = input as {
+          phase: { index: number; groupResource: string };
+          chunk: number;
+        };
+        calls.push({
+          phase: p.index,
+          groupResource: p.groupResource,
+          chunk,
+          input,
+          earlierPhasesDone: finished.filter((f) => f < p.index).length,
+        });
+        running++;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          await options.restorePhase?.(input);
+        } finally {
+          running--;
+        }
+        finished.push(p.index);
+        return { phase: p.groupResource, chunk, ...totals };
+      },
+      RestoreHooks: async (input) => {
+        hookCalls.push({ input, chunksFinished: finished.length });
+        return (await options.restoreHooks?.(input)) ?? { pending: 0, waitSeconds: 0, settled: 0 };
+      },
+      FinalizeRestore: async (input) => {
+        finalizeInput = input;
+        return { name: 'r', phase: 'Completed' };
+      },
+      RecordRestoreFailure: async (input) => {
+        recorded.push(input);
+        if (options.recorded) options.recorded.push(input);
+        return { name: 'r', phase: 'Failed' };
+      },
+    };
     const output = await runLocalStateMachine({
+      // Retried at once: these tests check the flow, not how long it waits.
+      retryIntervalMs: 0,
       definition: restoreText,
       input: { request: {} },
       executionName: 'x',
       taskToken: 't',
       handlers: {
+        ...handlers,
         ValidateRestore: async () => ({ valid: true, run }),
         PlanRestore: async () => plan,
-        RestorePhase: async (input) => {
-          const { phase: p, chunk } = input as {
-            phase: { index: number; groupResource: string };
-            chunk: number;
-          };
-          calls.push({
-            phase: p.index,
-            groupResource: p.groupResource,
-            chunk,
-            input,
-            earlierPhasesDone: finished.filter((f) => f < p.index).length,
-          });
-          running++;
-          mostAtOnce = Math.max(mostAtOnce, running);
-          try {
-            await new Promise((resolve) => setTimeout(resolve, 5));
-            await options.restorePhase?.(input);
-          } finally {
-            running--;
-          }
-          finished.push(p.index);
-          return { phase: p.groupResource, chunk, ...totals };
-        },
-        RestoreHooks: async (input) => {
-          hookCalls.push({ input, chunksFinished: finished.length });
-          return (await options.restoreHooks?.(input)) ?? { pending: 0, waitSeconds: 0, settled: 0 };
-        },
-        FinalizeRestore: async (input) => {
-          finalizeInput = input;
-          return { name: 'r', phase: 'Completed' };
-        },
+        // The same function, as in the deployment.
+        RestorePhaseLastAttempt: async (input) =>
+          (handlers.RestorePhase as (i: JsonValue) => Promise<JsonValue>)(input),
       },
     });
-    return { output, calls, finished, mostAtOnce, finalizeInput, hookCalls };
+    return { output, calls, finished, mostAtOnce, finalizeInput, hookCalls, recorded };
   }
 
   it('invokes RestorePhase once per chunk of every phase, with only the run, the phase and the chunk', async () => {
@@ -390,7 +416,9 @@ describe('the restore flow', () => {
     expect(retried.output).toEqual({ name: 'r', phase: 'Completed' });
     expect(attempts).toBe(3);
 
+    const recorded: JsonValue[] = [];
     const failing = execute({
+      recorded,
       restoreHooks: async () => {
         throw Object.assign(new Error('the hooks record is missing'), { name: 'LifeboatError' });
       },
@@ -401,11 +429,50 @@ describe('the restore flow', () => {
         e.failure.error === 'RestoreFailed' &&
         e.failure.cause.includes('the hooks record is missing'),
     );
+    // The failure is recorded before the execution ends.
+    expect(recorded).toEqual([
+      {
+        run,
+        failure: { Error: 'LifeboatError', Cause: expect.stringContaining('the hooks record is missing') },
+      },
+    ]);
   });
 
-  it('ends RestoreFailed when a chunk fails for good, and starts no later phase', async () => {
+  it('gives a chunk whose retries are spent on 429/5xx one last attempt, and the restore goes on', async () => {
+    const { output, calls, recorded } = await execute({
+      restorePhase: async (input) => {
+        const {
+          phase: p,
+          chunk,
+          lastAttempt,
+        } = input as {
+          phase: { index: number };
+          chunk: number;
+          lastAttempt?: boolean;
+        };
+        if (p.index === 1 && chunk === 0 && !lastAttempt)
+          throw Object.assign(new Error('HTTP 500'), { name: 'RetryableError' });
+      },
+    });
+    expect(output).toEqual({ name: 'r', phase: 'Completed' });
+    const tries = calls.filter((c) => c.phase === 1 && c.chunk === 0).map((c) => c.input);
+    // The first attempt and its four retries, then the last attempt.
+    expect(tries).toHaveLength(6);
+    expect(tries.slice(0, 5).every((i) => !(i as { lastAttempt?: boolean }).lastAttempt)).toBe(true);
+    expect(tries[5]).toEqual({
+      run,
+      phase: { index: 1, groupResource: expect.any(String) },
+      chunk: 0,
+      lastAttempt: true,
+    });
+    expect(recorded).toEqual([]);
+  });
+
+  it('records the failure and ends RestoreFailed when a chunk fails for good, and starts no later phase', async () => {
     const calls: number[] = [];
+    const recorded: JsonValue[] = [];
     const failing = execute({
+      recorded,
       restorePhase: async (input) => {
         const { phase: p, chunk } = input as { phase: { index: number }; chunk: number };
         calls.push(p.index);
@@ -420,6 +487,9 @@ describe('the restore flow', () => {
         e.failure.cause.includes('the chunk is gone'),
     );
     expect(calls.every((p) => p === 0)).toBe(true);
+    expect(recorded).toEqual([
+      { run, failure: { Error: 'LifeboatError', Cause: expect.stringContaining('the chunk is gone') } },
+    ]);
   });
 });
 
@@ -466,6 +536,8 @@ describe('the restore flow of a recipe', () => {
   async function execute(recipeHook: (input: JsonValue) => Promise<JsonValue>) {
     const order: string[] = [];
     const output = await runLocalStateMachine({
+      // Retried at once: these tests check the flow, not how long it waits.
+      retryIntervalMs: 0,
       definition: restoreText,
       input: { request: {} },
       executionName: 'x',
@@ -602,6 +674,8 @@ describe('the backup flow', () => {
   });
   const execute = (h: ReturnType<typeof handlers>) =>
     runLocalStateMachine({
+      // Retried at once: these tests check the flow, not how long it waits.
+      retryIntervalMs: 0,
       definition: substitute(text, LOCAL_FUNCTION_ARNS),
       input: { request: {} },
       handlers: h,
@@ -765,6 +839,8 @@ describe('the backup flow', () => {
         ...over,
       };
       const output = await runLocalStateMachine({
+        // Retried at once: these tests check the flow, not how long it waits.
+        retryIntervalMs: 0,
         definition: substitute(text, LOCAL_FUNCTION_ARNS),
         input: { request: { backup: { spec: { recipe: { configMap: { name: 'r' } } } } } },
         handlers: h,

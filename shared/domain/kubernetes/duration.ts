@@ -3,32 +3,69 @@
  * parsing to milliseconds and formatting back the way Go prints them.
  */
 
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ns: 1e-6,
-  us: 1e-3,
-  µs: 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
+/** Nanoseconds per unit, as Go's time package spells units (both micro signs included). */
+const UNIT_NS: Readonly<Record<string, bigint>> = {
+  ns: 1n,
+  us: 1_000n,
+  '\u00b5s': 1_000n,
+  '\u03bcs': 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
 };
 
-const TERM = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/gy;
+/** A Go Duration is an int64 of nanoseconds: about 292 years either way. */
+const MAX_NS = (1n << 63n) - 1n;
 
-/** Milliseconds, or undefined when the text is not a Go duration. */
-export function parseDuration(text: string): number | undefined {
-  if (text === '0') return 0;
-  const body = text.startsWith('-') || text.startsWith('+') ? text.slice(1) : text;
-  if (body === '') return undefined;
-  TERM.lastIndex = 0;
-  let total = 0;
-  let consumed = 0;
-  for (let m = TERM.exec(body); m !== null; m = TERM.exec(body)) {
-    total += Number(m[1]) * (UNIT_MS[m[2] ?? ''] ?? Number.NaN);
-    consumed = TERM.lastIndex;
+/** One `<number><unit>` term of a duration: its nanoseconds, and the text after it. */
+function term(text: string): { ns: bigint; rest: string } | undefined {
+  const number = /^(\d*)(?:\.(\d*))?/.exec(text);
+  const whole = number?.[1] ?? '';
+  const fraction = number?.[2];
+  if (whole === '' && !fraction) return undefined;
+  const rest = text.slice(number?.[0].length ?? 0);
+  const unitText = /^[^\d.]+/.exec(rest)?.[0] ?? '';
+  const unit = UNIT_NS[unitText];
+  if (unit === undefined) return undefined;
+  const v = BigInt(whole || '0');
+  if (v > (1n << 63n) / unit) return undefined;
+  let ns = v * unit;
+  if (fraction) {
+    // As Go's leadingFraction: digits past int64 precision are dropped, then scaled as a float.
+    let f = 0n;
+    let scale = 1;
+    for (const digit of fraction) {
+      if (f > MAX_NS / 10n) break;
+      f = f * 10n + BigInt(digit);
+      scale *= 10;
+    }
+    ns += BigInt(Math.trunc(Number(f) * (Number(unit) / scale)));
+    if (ns > 1n << 63n) return undefined;
   }
-  if (consumed !== body.length || Number.isNaN(total)) return undefined;
-  return text.startsWith('-') ? -total : total;
+  return { ns, rest: rest.slice(unitText.length) };
+}
+
+/**
+ * Milliseconds, or undefined when the text is not a Go duration: Go's `time.ParseDuration`
+ * grammar, including its overflow rule (nothing past an int64 of nanoseconds).
+ */
+export function parseDuration(text: string): number | undefined {
+  const negative = text.startsWith('-');
+  let body = negative || text.startsWith('+') ? text.slice(1) : text;
+  if (body === '0') return 0;
+  if (body === '') return undefined;
+  let total = 0n;
+  while (body !== '') {
+    const next = term(body);
+    if (!next) return undefined;
+    total += next.ns;
+    if (total > 1n << 63n) return undefined;
+    body = next.rest;
+  }
+  if (!negative && total > MAX_NS) return undefined;
+  const ms = Number(total) / 1e6;
+  return negative ? -ms : ms;
 }
 
 /** Go's `Duration.String()` for whole seconds: `720h0m0s`, `1m30s`, `0s`. */

@@ -30,8 +30,16 @@ export function hostileName(name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The path an entry name stands for: `./resources/x.json` and `resources/x.json` are one path
+ * (two entries for it are a duplicate, which a restore refuses).
+ */
+export function entryPath(name: string): string {
+  return name.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+}
+
 export function parseEntryName(name: string): ArchiveEntry {
-  const clean = name.replace(/^\.\//, '').replace(/\/+$/, '');
+  const clean = entryPath(name);
   if (clean === 'metadata/version') return { kind: 'version' };
   const parts = clean.split('/');
   if (parts[0] !== 'resources' || !parts.every((p) => SEGMENT.test(p))) return { kind: 'other' };

@@ -4,18 +4,27 @@
  */
 import { FORMAT_VERSION } from './tarball-layout.js';
 
-/** Velero's phases; New and Deleting are only ever shown (by the API), never stored. */
-export type BackupPhase =
-  | 'New'
-  | 'FailedValidation'
-  | 'InProgress'
-  | 'Completed'
-  | 'PartiallyFailed'
-  | 'Failed'
-  | 'Deleting';
+/** Velero's backup phases (1.18): Lifeboat writes FailedValidation, InProgress, Completed, PartiallyFailed, Failed. */
+export const BACKUP_PHASES = [
+  'New',
+  'Queued',
+  'ReadyToStart',
+  'FailedValidation',
+  'InProgress',
+  'WaitingForPluginOperations',
+  'WaitingForPluginOperationsPartiallyFailed',
+  'Finalizing',
+  'FinalizingPartiallyFailed',
+  'Completed',
+  'PartiallyFailed',
+  'Failed',
+  'Deleting',
+] as const;
+
+export type BackupPhase = (typeof BACKUP_PHASES)[number];
 
 export interface BackupStatus {
-  readonly version: 1;
+  readonly version: number;
   readonly formatVersion: string;
   readonly phase: BackupPhase;
   readonly expiration: string;

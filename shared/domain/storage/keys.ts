@@ -7,6 +7,10 @@
 
 const LIFEBOAT = 'plugins/lifeboat';
 
+/** Where the claims on backup and restore names live, one `<name>.json` each. */
+export const BACKUP_CLAIMS_DIR = `${LIFEBOAT}/claims/backups/`;
+export const RESTORE_CLAIMS_DIR = `${LIFEBOAT}/claims/restores/`;
+
 export const backupKeys = (name: string) => {
   const dir = `backups/${name}/`;
   return {
@@ -21,7 +25,7 @@ export const backupKeys = (name: string) => {
     volumeSnapshots: `${dir}${name}-volumesnapshots.json.gz`,
     podVolumeBackups: `${dir}${name}-podvolumebackups.json.gz`,
     /** Held from validation on, so two runs can never write the same backup. Never expires. */
-    claim: `${LIFEBOAT}/claims/backups/${name}.json`,
+    claim: `${BACKUP_CLAIMS_DIR}${name}.json`,
     /**
      * Written when a deletion starts, removed with the claim: a deletion stopped after
      * `velero-backup.json` went can be run again (the claim alone means a backup still running).
@@ -83,7 +87,7 @@ export const restoreKeys = (name: string) => {
     volumeInfo: `${dir}${name}-volumeinfo.json.gz`,
     /** Lifeboat's record of the restore (Velero keeps it as a cluster object). */
     status: `${LIFEBOAT}/restores/${name}.json`,
-    claim: `${LIFEBOAT}/claims/restores/${name}.json`,
+    claim: `${RESTORE_CLAIMS_DIR}${name}.json`,
   };
 };
 
@@ -199,3 +203,23 @@ export const WORK_PREFIX = `${LIFEBOAT}/work/`;
 
 /** Velero's valid top-level folders of a backup storage location. */
 export const VELERO_TOP_LEVEL = ['backups', 'restores', 'kopia', 'restic', 'metadata', 'plugins'] as const;
+
+/**
+ * The key prefix of each kind of object a storage location holds, below the location's prefix:
+ * what IAM grants are scoped by (infra), so a role may write or delete only its own kind.
+ */
+export const STORAGE_PREFIXES = {
+  /** Velero's backups: written by FinalizeBackup and RecordBackupFailure, deleted only by a deletion. */
+  backups: 'backups/',
+  /** Velero's restore files: written by FinalizeRestore. */
+  restores: 'restores/',
+  backupClaims: `${LIFEBOAT}/claims/backups/`,
+  restoreClaims: `${LIFEBOAT}/claims/restores/`,
+  /** Lifeboat's records of restores (restoreKeys.status). */
+  restoreRecords: `${LIFEBOAT}/restores/`,
+  deletions: `${LIFEBOAT}/deletions/`,
+  backupWork: `${LIFEBOAT}/work/backups/`,
+  restoreWork: `${LIFEBOAT}/work/restores/`,
+  dataMoverWork: `${LIFEBOAT}/work/data-mover/`,
+  repository: `${LIFEBOAT}/repository/`,
+} as const;

@@ -75,6 +75,20 @@ describe('running a command in a pod through the exec subresource', () => {
     expect(result.error).toBeUndefined();
   });
 
+  it('waits for a command whose timeout is longer than a timer holds (30 days), rather than none', async () => {
+    // Act: 720h is a valid hook timeout; Node's timers hold at most 2^31 - 1 ms (24.8 days).
+    const result = await new KubernetesPodExec(kc()).exec({
+      namespace,
+      pod,
+      container: 'main',
+      command: ['sh', '-c', 'sleep 0.2; echo done'],
+      timeoutMs: 720 * 3_600_000,
+    });
+
+    // Assess
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'done\n', timedOut: false });
+  });
+
   it('reports a non-zero exit code exactly', async () => {
     // Act
     const result = await new KubernetesPodExec(kc()).exec({

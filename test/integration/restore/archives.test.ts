@@ -3,72 +3,16 @@
  * documented layout (plain paths, a preferred-version copy, another API version folder), and
  * hostile archives, each refused before anything is created.
  */
-import { gzipSync } from 'node:zlib';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { pack } from 'tar-stream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runLocalRestore } from '../../../cli/local/restore-runtime.js';
-import { KubernetesCluster } from '../../../shared/adapters/kubernetes-cluster.js';
-import { ExecutionFailed } from '../../../shared/adapters/local-state-machine.js';
-import { backupKeys } from '../../../shared/domain/storage/keys.js';
 import type { ObjectStore } from '../../../shared/ports/object-store.js';
 import { tempStore } from '../backup/support.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
-
-interface Entry {
-  name: string;
-  body?: string;
-  type?: 'file' | 'symlink';
-  linkname?: string;
-}
-
-async function tarball(entries: Entry[]): Promise<Buffer> {
-  const p = pack();
-  const chunks: Buffer[] = [];
-  p.on('data', (c: unknown) => chunks.push(Buffer.from(c as Uint8Array)));
-  const done = new Promise<void>((resolve) => p.on('end', () => resolve()));
-  for (const e of entries) {
-    if ((e.type ?? 'file') === 'file') p.entry({ name: e.name, mode: 0o755 }, e.body ?? '');
-    else p.entry({ name: e.name, type: 'symlink', linkname: e.linkname ?? '' });
-  }
-  p.finalize();
-  await done;
-  return gzipSync(Buffer.concat(chunks));
-}
-
-/** Puts a backup in the store as Velero would have written it: tarball, then velero-backup.json. */
-async function putVeleroBackup(store: ObjectStore, name: string, entries: Entry[]): Promise<void> {
-  const keys = backupKeys(name);
-  await store.put(keys.contents, await tarball(entries));
-  await store.put(
-    keys.metadata,
-    JSON.stringify({
-      apiVersion: 'velero.io/v1',
-      kind: 'Backup',
-      metadata: { name, namespace: 'velero' },
-      spec: { includedNamespaces: ['*'], ttl: '720h0m0s', storageLocation: 'default' },
-      status: {
-        phase: 'Completed',
-        formatVersion: '1.1.0',
-        version: 1,
-        startTimestamp: '2026-01-01T00:00:00Z',
-        expiration: '2026-02-01T00:00:00Z',
-      },
-    }),
-  );
-}
+import { type Entry, putVeleroBackup, restoreLocally } from '../support/velero-backup.js';
 
 async function restore(kc: KubeConfig, store: ObjectStore, backupName: string) {
-  try {
-    const output = await runLocalRestore(
-      { cluster: 'target', restore: { metadata: { name: uniqueName('r') }, spec: { backupName } } },
-      { cluster: new KubernetesCluster(kc), store },
-    );
-    return { ok: true as const, output };
-  } catch (error) {
-    if (error instanceof ExecutionFailed) return { ok: false as const, ...error.failure };
-    throw error;
-  }
+  const { name: _name, ...outcome } = await restoreLocally({ kc, store, spec: { backupName } });
+  return outcome;
 }
 
 describe('restoring archives written elsewhere', () => {

@@ -6,6 +6,12 @@ import { main } from '../../../cli/main.js';
 import { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
 import { backupKeys } from '../../../shared/domain/storage/keys.js';
 
+/** The claim of a run that renewed it just now: a backup in progress. */
+const liveClaim = (): string => {
+  const now = new Date().toISOString();
+  return JSON.stringify({ runId: 'run-1', startedAt: now, heartbeatAt: now, leaseSeconds: 3600 });
+};
+
 describe('lifeboat backup delete --local', () => {
   let out: string[];
   let err: string[];
@@ -62,7 +68,7 @@ describe('lifeboat backup delete --local', () => {
     const store = new LocalDirectoryStore(dir);
     await store.put(backupKeys('nightly').metadata, '{}');
     await store.put(backupKeys('nightly').contents, 'tar');
-    await store.put(backupKeys('nightly').claim, '{}');
+    await store.put(backupKeys('nightly').claim, liveClaim());
     expect(await run('nightly', '--confirm')).toBe(0);
     expect(out.join('')).toBe('Backup "nightly": deleted: 0 snapshots, 0 repository manifests, 2 objects.\n');
     expect(await store.list('backups/')).toEqual([]);
@@ -73,7 +79,7 @@ describe('lifeboat backup delete --local', () => {
   it('refuses a backup still in progress with a clean error, deleting nothing', async () => {
     const store = new LocalDirectoryStore(dir);
     await store.put(backupKeys('nightly').contents, 'tar');
-    await store.put(backupKeys('nightly').claim, '{}');
+    await store.put(backupKeys('nightly').claim, liveClaim());
     expect(await run('nightly', '--confirm')).toBe(1);
     expect(err.join('')).toBe('lifeboat: backup nightly is still in progress\n');
     expect(await store.exists(backupKeys('nightly').contents)).toBe(true);

@@ -7,6 +7,7 @@ import { deleteBackup } from '../../../../functions/delete-backup/delete-backup.
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
 import { BackupInProgress, CloudRequestRefused } from '../../../../shared/domain/errors.js';
 import { backupKeys, repositoryKeys } from '../../../../shared/domain/storage/keys.js';
+import type { ObjectStore } from '../../../../shared/ports/object-store.js';
 import type { SnapshotProgress, Snapshotter } from '../../../../shared/ports/snapshotter.js';
 
 /** EC2 as far as deletion uses it: snapshots by tag, deletes (refusing those named in `refuse`). */
@@ -44,7 +45,7 @@ async function storeWithBackups(): Promise<LocalDirectoryStore> {
     const keys = backupKeys(name);
     await store.put(keys.metadata, JSON.stringify({ metadata: { name } }));
     await store.put(keys.contents, 'tar');
-    await store.put(keys.claim, '{}');
+    await store.put(keys.claim, liveClaim());
     await store.put(
       keys.volumeInfo,
       json([
@@ -73,6 +74,12 @@ async function storeWithBackups(): Promise<LocalDirectoryStore> {
   await store.put(repositoryKeys.format, '{}');
   return store;
 }
+
+/** The claim of a run that renewed it just now: a backup in progress. */
+const liveClaim = (): string => {
+  const now = new Date().toISOString();
+  return JSON.stringify({ runId: 'run-1', startedAt: now, heartbeatAt: now, leaseSeconds: 3600 });
+};
 
 describe('deleting a backup', () => {
   it('deletes its snapshots (named, or tagged by a failed run), its manifests, its objects and its claim, then collects garbage', async () => {
@@ -207,4 +214,68 @@ describe('deleting a backup', () => {
     );
     expect(result).toMatchObject({ deleted: true, objectsDeleted: 4 });
   });
+
+  it('deletes a backup whose volume files inflate to gigabytes, reading them no further than their limit', async () => {
+    // Prepare: volume files of 3 MB that inflate to 3 GB of JSON whitespace.
+    const store = await storeWithBackups();
+    const member = gzipSync(Buffer.alloc(1024 * 1024, 0x20), { level: 9 });
+    const bomb = Buffer.concat([
+      gzipSync('['),
+      ...Array.from({ length: 3 * 1024 }, () => member),
+      gzipSync(']'),
+    ]);
+    await store.put(backupKeys('mon').volumeInfo, bomb);
+    await store.put(backupKeys('mon').volumeSnapshots, bomb);
+    const snapshots = new FakeSnapshots({ mon: ['snap-09'] });
+    const reading = new ReadCountingStore(store);
+
+    // Act
+    const result = await deleteBackup(
+      { name: 'mon' },
+      { store: reading, snapshotter: asSnapshotter(snapshots) },
+    );
+
+    // Assess: what the files would name is unknown; what the backup's tags name goes, and so does
+    // the backup. Of each 3 MB file, no more was read than its 32 MiB limit inflates from.
+    expect(result).toMatchObject({ found: true, deleted: true, snapshotsDeleted: ['snap-09'] });
+    expect(await store.list(backupKeys('mon').dir)).toEqual([]);
+    expect(reading.bytesRead(backupKeys('mon').volumeInfo)).toBeLessThan(512 * 1024);
+    expect(reading.bytesRead(backupKeys('mon').volumeSnapshots)).toBeLessThan(512 * 1024);
+  });
 });
+
+/** The store, counting the bytes read of each key (whole or streamed). */
+class ReadCountingStore implements ObjectStore {
+  private readonly read = new Map<string, number>();
+  readonly location: string;
+  constructor(private readonly inner: ObjectStore) {
+    this.location = inner.location;
+  }
+  bytesRead(key: string): number {
+    return this.read.get(key) ?? 0;
+  }
+  private count(key: string, n: number): void {
+    this.read.set(key, this.bytesRead(key) + n);
+  }
+  put: ObjectStore['put'] = (key, body, options) => this.inner.put(key, body, options);
+  putStream: ObjectStore['putStream'] = (key, body, options) => this.inner.putStream(key, body, options);
+  exists: ObjectStore['exists'] = (key, options) => this.inner.exists(key, options);
+  list: ObjectStore['list'] = (prefix, options) => this.inner.list(prefix, options);
+  delete: ObjectStore['delete'] = (key, options) => this.inner.delete(key, options);
+  get: ObjectStore['get'] = async (key, options) => {
+    const body = await this.inner.get(key, options);
+    this.count(key, body?.byteLength ?? 0);
+    return body;
+  };
+  getStream: ObjectStore['getStream'] = async (key, options) => {
+    const body = await this.inner.getStream(key, options);
+    if (!body) return undefined;
+    const count = (n: number) => this.count(key, n);
+    return (async function* () {
+      for await (const chunk of body) {
+        count(chunk.byteLength);
+        yield chunk;
+      }
+    })();
+  };
+}

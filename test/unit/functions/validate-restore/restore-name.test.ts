@@ -40,7 +40,13 @@ describe('ValidateRestore and the restore name', () => {
     // Assess
     expect(dry).toMatchObject({
       valid: false,
-      problems: [{ path: 'restore.metadata.name', message: 'a restore named "r1" already exists' }],
+      // The first run's claim is live: the name is taken by a restore in progress.
+      problems: [
+        {
+          path: 'restore.metadata.name',
+          message: 'a restore named "r1" already exists and is in progress (run run-1)',
+        },
+      ],
     });
   });
 

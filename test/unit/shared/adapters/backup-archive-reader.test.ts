@@ -114,6 +114,67 @@ describe('reading a backup archive', () => {
       {},
       /unsupported backup format/,
     ],
+    [
+      'a version file that is more than a version',
+      [{ name: 'metadata/version', body: `1.1.0${' '.repeat(100)}` }],
+      {},
+      /over the 64-byte limit/,
+    ],
+    [
+      'two entries for one item, with different data',
+      [
+        { name: 'resources/configmaps/namespaces/a/x.json', body: cm('x') },
+        { name: 'resources/configmaps/namespaces/a/x.json', body: cm('y') },
+      ],
+      {},
+      /a second entry for the same path/,
+    ],
+    [
+      'two entries for one item, spelt differently',
+      [
+        { name: 'resources/configmaps/namespaces/a/x.json', body: cm('x') },
+        { name: './resources/configmaps/namespaces/a/x.json', body: cm('x') },
+      ],
+      {},
+      /a second entry for the same path/,
+    ],
+    [
+      'two version files',
+      [
+        { name: 'metadata/version', body: '1.1.0' },
+        { name: 'metadata/version', body: '1.1.0' },
+      ],
+      {},
+      /a second entry for the same path/,
+    ],
+    [
+      'more bytes outside resources/ than allowed, at the entry past the limit',
+      [
+        { name: 'junk/a.bin', body: Buffer.alloc(600) },
+        { name: 'junk/b.bin', body: Buffer.alloc(600) },
+      ],
+      { maxOtherBytes: 1000 },
+      /refused at entry "junk\/b.bin": more than 1000 bytes in entries outside resources\//,
+    ],
+    [
+      'more entries than one PlanRestore step plans',
+      [
+        { name: 'resources/configmaps/namespaces/a/x.json', body: cm('x') },
+        { name: 'resources/configmaps/namespaces/a/y.json', body: cm('y') },
+        { name: 'resources/configmaps/namespaces/a/z.json', body: cm('z') },
+      ],
+      { maxEntries: 2 },
+      /refused at entry "resources\/configmaps\/namespaces\/a\/z.json": more than 2 entries: more than one PlanRestore step can plan/,
+    ],
+    [
+      'more decompressed bytes than one PlanRestore step reads',
+      [
+        { name: 'resources/configmaps/namespaces/a/x.json', body: cm('x') },
+        { name: 'resources/configmaps/namespaces/a/y.json', body: `${cm('y')}${' '.repeat(8192)}` },
+      ],
+      { maxTotalBytes: 4096 },
+      /more than 4096 bytes once decompressed: more than one PlanRestore step can read in its time/,
+    ],
   ];
   it.each(hostile)('refuses %s', async (_, entries, limits, message) => {
     const body = await archive(entries);
@@ -130,6 +191,16 @@ describe('reading a backup archive', () => {
     await expect(
       read(body, { maxRatio: 100, ratioCheckAfterBytes: 1024 * 1024, maxEntryBytes: 64 * 1024 * 1024 }),
     ).rejects.toSatisfy((e: unknown) => e instanceof HostileArchive && /gzip bomb/.test(e.message));
+  });
+
+  it('skips entries outside resources/ unread, and reads on', async () => {
+    const body = await archive([
+      { name: 'junk/a.bin', body: '{not json' },
+      { name: 'resources/configmaps/namespaces/a/x.json', body: cm('x') },
+    ]);
+    const { items, summary } = await read(body);
+    expect(summary).toEqual({ formatVersion: undefined, items: 1, ignored: ['junk/a.bin'] });
+    expect(items.map((i) => i.name)).toEqual(['x']);
   });
 
   it('refuses bytes that are not gzip', async () => {

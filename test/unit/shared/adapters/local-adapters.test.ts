@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -54,6 +54,51 @@ describe('the local directory store', () => {
     expect(await readdir(join(root, 'backups-work/b/r/results'))).toHaveLength(5);
   });
 
+  it('writes every file readable by its owner only: backups and working data hold Secrets', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'store-'));
+    const store = new LocalDirectoryStore(root);
+    await store.put('backups/a/a.tar.gz', 'secret');
+    await store.put('backups/a/velero-backup.json', '{}', { ifNoneMatch: true });
+    await store.putStream(
+      'plugins/lifeboat/work/x',
+      (async function* () {
+        yield new Uint8Array([1]);
+      })(),
+    );
+    for (const key of ['backups/a/a.tar.gz', 'backups/a/velero-backup.json', 'plugins/lifeboat/work/x'])
+      expect((await stat(join(root, key))).mode & 0o777, key).toBe(0o600);
+  });
+
+  it('leaves no temporary file behind when a write fails midway', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'store-'));
+    const store = new LocalDirectoryStore(root);
+    const failing = (async function* () {
+      yield new Uint8Array(1024);
+      throw new Error('the source broke');
+    })();
+    await expect(store.putStream('backups/a/a.tar.gz', failing)).rejects.toThrow('the source broke');
+    await expect(store.put('backups/a/x', 'y', { ifNoneMatch: true })).resolves.toBeUndefined();
+    await expect(store.put('backups/a/x', 'z', { ifNoneMatch: true })).rejects.toBeInstanceOf(AlreadyExists);
+    expect(await readdir(join(root, 'backups/a'))).toEqual(['x']);
+  });
+
+  it('removes the temporary files of writers that are gone, never those of a running one', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'store-'));
+    const store = new LocalDirectoryStore(root);
+    await store.put('backups/a/keep', 'k');
+    const dir = join(root, 'backups/a');
+    await writeFile(join(dir, 'a.tar.gz.tmp-999999999-0a1b2c-1'), 'dead writer');
+    await writeFile(join(dir, `b.tmp-${process.pid}-0a1b2c-2`), 'this process');
+    await writeFile(join(dir, `c.tmp-${process.ppid}-0a1b2c-3`), 'a live process');
+    expect(await store.removeTemporaries('backups/')).toBe(1);
+    expect((await readdir(dir)).sort()).toEqual([
+      `b.tmp-${process.pid}-0a1b2c-2`,
+      `c.tmp-${process.ppid}-0a1b2c-3`,
+      'keep',
+    ]);
+    expect(await store.removeTemporaries('plugins/')).toBe(0);
+  });
+
   it('never resolves a key outside its root', async () => {
     const store = new LocalDirectoryStore(await mkdtemp(join(tmpdir(), 'store-')));
     await expect(store.put('../escape', 'x')).rejects.toBeInstanceOf(LifeboatError);
@@ -83,6 +128,29 @@ describe('the in-memory work queue', () => {
     expect(deliveries.filter((d) => d === 'flaky')).toHaveLength(2);
     expect(deliveries.filter((d) => d === 'poison')).toHaveLength(3);
     expect(dead).toEqual(['poison']);
+  });
+
+  it('retries a dead-letter handler that fails, so no dead letter is lost to a passing outage', async () => {
+    let outage = 3;
+    const dead: string[] = [];
+    const errors: unknown[] = [];
+    const queue = new MemoryWorkQueue({
+      concurrency: 1,
+      maxReceiveCount: 2,
+      redeliveryDelayMs: 1,
+      consume: async () => {
+        throw new Error('poison');
+      },
+      deadLetter: async (body) => {
+        if (outage-- > 0) throw new Error('the store is away');
+        dead.push(body);
+      },
+      onError: (error) => errors.push(error),
+    });
+    await queue.send(['poison']);
+    await queue.idle();
+    expect(dead).toEqual(['poison']);
+    expect(errors).toEqual([]);
   });
 });
 

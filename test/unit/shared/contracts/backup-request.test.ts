@@ -160,3 +160,216 @@ describe("a resource policy's includeExcludePolicy beside the backup's filters",
     });
   });
 });
+
+describe('names, patterns, selectors and durations by Kubernetes’ and Velero’s rules (issue 16)', () => {
+  const problemsAt = (spec: Record<string, unknown>) => {
+    const result = validateBackupRequest(request(spec));
+    return result.ok ? [] : result.problems;
+  };
+  it.each<[string, Record<string, unknown>, string, RegExp]>([
+    [
+      'an upper-case namespace',
+      { includedNamespaces: ['UPPER'] },
+      'backup.spec.includedNamespaces[0]',
+      /RFC 1123 label/,
+    ],
+    [
+      'a namespace with a space',
+      { excludedNamespaces: ['a b'] },
+      'backup.spec.excludedNamespaces[0]',
+      /RFC 1123 label/,
+    ],
+    [
+      'an unclosed namespace glob',
+      { includedNamespaces: ['ns-['] },
+      'backup.spec.includedNamespaces[0]',
+      /glob/,
+    ],
+    [
+      'a 300-character namespace',
+      { includedNamespaces: ['n'.repeat(300)] },
+      'backup.spec.includedNamespaces[0]',
+      /63/,
+    ],
+    [
+      'a climbing namespace',
+      { includedNamespaces: ['../x'] },
+      'backup.spec.includedNamespaces[0]',
+      /RFC 1123 label/,
+    ],
+    ['a bad resource glob', { includedResources: ['[bad'] }, 'backup.spec.includedResources[0]', /glob/],
+    [
+      'a bad scoped resource glob',
+      { excludedNamespaceScopedResources: ['[bad'] },
+      'backup.spec.excludedNamespaceScopedResources[0]',
+      /glob/,
+    ],
+    [
+      'a selector key with bad characters',
+      { labelSelector: { matchLabels: { 'a b': 'x' } } },
+      'backup.spec.labelSelector.matchLabels["a b"]',
+      /name part/,
+    ],
+    [
+      'a 400-character selector key',
+      { labelSelector: { matchExpressions: [{ key: 'k'.repeat(400), operator: 'Exists' }] } },
+      'backup.spec.labelSelector.matchExpressions[0].key',
+      /63 characters/,
+    ],
+    [
+      'a selector value with bad characters',
+      { labelSelector: { matchLabels: { app: 'a b' } } },
+      'backup.spec.labelSelector.matchLabels.app',
+      /alphanumeric/,
+    ],
+    [
+      'a selector expression value with bad characters',
+      { labelSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['ok', 'x/y'] }] } },
+      'backup.spec.labelSelector.matchExpressions[0].values[1]',
+      /alphanumeric/,
+    ],
+    [
+      'an empty key in orLabelSelectors',
+      { orLabelSelectors: [{ matchLabels: { app: 'a' } }, { matchLabels: { '': 'b' } }] },
+      'backup.spec.orLabelSelectors[1].matchLabels[""]',
+      /must not be empty/,
+    ],
+    [
+      'an empty orderedResources key',
+      { orderedResources: { '': 'ns/a' } },
+      'backup.spec.orderedResources[""]',
+      /must not be empty/,
+    ],
+    [
+      'an orderedResources namespace that is no namespace name',
+      { orderedResources: { pods: 'Bad NS/a' } },
+      'backup.spec.orderedResources.pods',
+      /namespace/,
+    ],
+    [
+      'a storage location with spaces and punctuation',
+      { storageLocation: 'Bad Location!' },
+      'backup.spec.storageLocation',
+      /RFC 1123 subdomain/,
+    ],
+    [
+      'a storage location with a NUL byte',
+      { storageLocation: 'a\u0000b' },
+      'backup.spec.storageLocation',
+      /RFC 1123 subdomain/,
+    ],
+    [
+      'a 1 MB storage location',
+      { storageLocation: 's'.repeat(1 << 20) },
+      'backup.spec.storageLocation',
+      /253 characters/,
+    ],
+    [
+      'a bad volume snapshot location',
+      { volumeSnapshotLocations: ['Bad!'] },
+      'backup.spec.volumeSnapshotLocations[0]',
+      /subdomain/,
+    ],
+    [
+      'an invalid volumeGroupSnapshotLabelKey',
+      { volumeGroupSnapshotLabelKey: 'not a/label/key' },
+      'backup.spec.volumeGroupSnapshotLabelKey',
+      /"\/"/,
+    ],
+    [
+      'a negative csiSnapshotTimeout',
+      { csiSnapshotTimeout: '-10m' },
+      'backup.spec.csiSnapshotTimeout',
+      /negative/,
+    ],
+    [
+      'an overflowing csiSnapshotTimeout',
+      { csiSnapshotTimeout: '9999999999999999999h' },
+      'backup.spec.csiSnapshotTimeout',
+      /duration/,
+    ],
+    [
+      'a negative itemOperationTimeout',
+      { itemOperationTimeout: '-1s' },
+      'backup.spec.itemOperationTimeout',
+      /negative/,
+    ],
+    [
+      'an overflowing itemOperationTimeout',
+      { itemOperationTimeout: '2562048h' },
+      'backup.spec.itemOperationTimeout',
+      /duration/,
+    ],
+    ['an overflowing TTL', { ttl: '9999999999999999999h' }, 'backup.spec.ttl', /duration/],
+    [
+      'a negative hook timeout',
+      { hooks: { resources: [{ name: 'h', pre: [{ exec: { command: ['true'], timeout: '-5s' } }] }] } },
+      'backup.spec.hooks.resources[0].pre[0].exec.timeout',
+      /negative/,
+    ],
+    [
+      'an overflowing hook timeout',
+      {
+        hooks: {
+          resources: [
+            { name: 'h', post: [{ exec: { command: ['true'], timeout: '99999999999999999999s' } }] },
+          ],
+        },
+      },
+      'backup.spec.hooks.resources[0].post[0].exec.timeout',
+      /duration/,
+    ],
+    [
+      'a hook namespace that is no namespace name',
+      { hooks: { resources: [{ name: 'h', includedNamespaces: ['UPPER'] }] } },
+      'backup.spec.hooks.resources[0].includedNamespaces[0]',
+      /RFC 1123 label/,
+    ],
+    [
+      'a hook container that is no container name',
+      {
+        hooks: { resources: [{ name: 'h', pre: [{ exec: { container: 'Main App', command: ['true'] } }] }] },
+      },
+      'backup.spec.hooks.resources[0].pre[0].exec.container',
+      /RFC 1123 label/,
+    ],
+    [
+      'a resource policy ConfigMap namespace that is no namespace name',
+      { resourcePolicy: { kind: 'configmap', name: 'p', namespace: 'a.b' } },
+      'backup.spec.resourcePolicy.namespace',
+      /RFC 1123 label/,
+    ],
+    [
+      'a backup label key with bad characters',
+      { metadata: { labels: { 'a b': 'x' } } },
+      'backup.spec.metadata.labels["a b"]',
+      /name part/,
+    ],
+  ])('refuses %s at its field path', (_, spec, path, message) => {
+    const found = problemsAt(spec);
+    expect(found.map((p) => p.path)).toEqual([path]);
+    expect(found[0]?.message).toMatch(message);
+  });
+
+  it('names the request’s own namespace and labels by field path', () => {
+    const result = validateBackupRequest({
+      cluster: 'prod',
+      backup: { metadata: { name: 'x', namespace: 'Velero NS', labels: { app: 'a b' } }, spec: {} },
+    });
+    expect(result.ok ? [] : result.problems.map((p) => p.path)).toEqual([
+      'backup.metadata.namespace',
+      'backup.metadata.labels.app',
+    ]);
+  });
+
+  it.each([
+    { includedNamespaces: ['*'] },
+    { includedNamespaces: ['kube-*', 'app-?', 'app-[0-9]', '{prod,stage}-*'] },
+    { labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'web', tier: '' } } },
+    { orderedResources: { pods: 'ns/a,ns/b', persistentvolumes: 'pv-1' } },
+    { csiSnapshotTimeout: '0s', itemOperationTimeout: '2562047h' },
+    { volumeGroupSnapshotLabelKey: 'velero.io/volume-group' },
+  ])('accepts what Kubernetes and Velero accept: %j', (spec) => {
+    expect(validateBackupRequest(request(spec))).toMatchObject({ ok: true });
+  });
+});

@@ -443,3 +443,68 @@ describe('recipeReference', () => {
     expect(recipeReference.safeParse(value).success).toBe(valid);
   });
 });
+
+describe('recipe names, patterns, selectors and timeouts by Kubernetes’ and Velero’s rules (issue 16)', () => {
+  it.each<[string, (r: ReturnType<typeof base>) => void, string, RegExp]>([
+    [
+      'an upper-case group namespace',
+      (r) => Object.assign(r.groups[0] ?? {}, { includedNamespaces: ['UPPER'] }),
+      'groups[0].includedNamespaces[0]',
+      /RFC 1123 label/,
+    ],
+    [
+      'an unclosed namespace glob',
+      (r) => Object.assign(r.groups[1] ?? {}, { excludedNamespaces: ['ns-['] }),
+      'groups[1].excludedNamespaces[0]',
+      /glob/,
+    ],
+    [
+      'a resource type glob that does not compile',
+      (r) => Object.assign(r.groups[0] ?? {}, { includedResourceTypes: ['[bad'] }),
+      'groups[0].includedResourceTypes[0]',
+      /glob/,
+    ],
+    [
+      'a selector value Kubernetes refuses',
+      (r) => Object.assign(r.groups[0] ?? {}, { labelSelector: 'app in (a b!,c)' }),
+      'groups[0].labelSelector',
+      /not a label selector/,
+    ],
+    [
+      'a selector key of 400 characters',
+      (r) => Object.assign(r.hooks[0] ?? {}, { labelSelector: { matchLabels: { ['k'.repeat(400)]: 'x' } } }),
+      'hooks[0].labelSelector.matchLabels',
+      /63 characters/,
+    ],
+    [
+      'a hook container that is no container name',
+      (r) => Object.assign(r.hooks[0] ?? {}, { container: 'Main App' }),
+      'hooks[0].container',
+      /RFC 1123 label/,
+    ],
+    [
+      'an overflowing hook timeout',
+      (r) => Object.assign(r.hooks[0] ?? {}, { timeout: '9999999999999999999h' }),
+      'hooks[0].timeout',
+      /positive duration/,
+    ],
+    [
+      'a timeout in seconds past what Go holds',
+      (r) => Object.assign(r.hooks[0] ?? {}, { timeout: 9_999_999_999 }),
+      'hooks[0].timeout',
+      /at most 9223372036 seconds/,
+    ],
+  ])('refuses %s at its field path', (_, breakIt, path, message) => {
+    const recipe = base();
+    breakIt(recipe);
+    const found = problems(recipe);
+    expect(found.map((p) => p.path.startsWith(path))).toEqual([true]);
+    expect(found[0]?.message).toMatch(message);
+  });
+
+  it('refuses a ConfigMap reference whose namespace is no namespace name', () => {
+    expect(recipeReference.safeParse({ configMap: { name: 'r', namespace: 'Ops Team' } }).success).toBe(
+      false,
+    );
+  });
+});

@@ -247,3 +247,16 @@ describe('resource policy ConfigMaps', () => {
     expect(problems(result)).toEqual([{ path: 'data["policy.yaml"].extra', message: 'unknown field' }]);
   });
 });
+
+describe('a resource policy version that is no string', () => {
+  it.each([
+    ['an object without prototype', Object.create(null) as unknown],
+    ['a list', ['v1']],
+    ['null', null],
+  ])('is refused by field path, never with an exception: %s', (_, version) => {
+    const result = validateResourcePolicy({ version }, 'inline');
+    expect(result.ok ? [] : result.problems).toEqual([
+      { path: 'inline.version', message: expect.stringContaining('with supported version v1') },
+    ]);
+  });
+});

@@ -217,3 +217,176 @@ describe('the restore request’s recipe', () => {
     expect(problems({ recipe: { secret: 'x' } }).map((p) => p.path)).toEqual(['restore.spec.recipe']);
   });
 });
+
+describe('names, patterns, references and durations by Kubernetes’ and Velero’s rules (issue 16)', () => {
+  const problemsAt = (spec: Record<string, unknown>) => {
+    const result = validateRestoreRequest(request({ backupName: 'nightly', ...spec }));
+    return result.ok ? [] : result.problems;
+  };
+  const hook = (postHook: Record<string, unknown>) => ({ resources: [{ name: 'h', postHooks: [postHook] }] });
+  it.each<[string, Record<string, unknown>, string, RegExp]>([
+    [
+      'an upper-case namespace',
+      { includedNamespaces: ['UPPER'] },
+      'restore.spec.includedNamespaces[0]',
+      /RFC 1123 label/,
+    ],
+    [
+      'a namespace with a space',
+      { excludedNamespaces: ['a b'] },
+      'restore.spec.excludedNamespaces[0]',
+      /RFC 1123 label/,
+    ],
+    [
+      'an unclosed namespace glob',
+      { includedNamespaces: ['ns-['] },
+      'restore.spec.includedNamespaces[0]',
+      /glob/,
+    ],
+    [
+      'a 300-character namespace',
+      { includedNamespaces: ['n'.repeat(300)] },
+      'restore.spec.includedNamespaces[0]',
+      /63/,
+    ],
+    [
+      'a climbing namespace',
+      { includedNamespaces: ['../x'] },
+      'restore.spec.includedNamespaces[0]',
+      /RFC 1123 label/,
+    ],
+    ['a bad resource glob', { includedResources: ['[bad'] }, 'restore.spec.includedResources[0]', /glob/],
+    [
+      'a climbing includeItems entry',
+      { includeItems: ['x/../y'] },
+      'restore.spec.includeItems[0]',
+      /namespace/,
+    ],
+    [
+      'an includeItems name that climbs',
+      { includeItems: ['configmaps/app/..'] },
+      'restore.spec.includeItems[0]',
+      /"\.\."/,
+    ],
+    [
+      'an includeItems namespace that is no namespace name',
+      { includeItems: ['pods/a.b/web'] },
+      'restore.spec.includeItems[0]',
+      /namespace/,
+    ],
+    [
+      'a mapping from a namespace that is no DNS label',
+      { namespaceMapping: { 'a.b': 'c' } },
+      'restore.spec.namespaceMapping["a.b"]',
+      /RFC 1123 label/,
+    ],
+    [
+      'a mapping to a namespace that is no DNS label',
+      { namespaceMapping: { a: 'b.c' } },
+      'restore.spec.namespaceMapping.a',
+      /RFC 1123 label/,
+    ],
+    [
+      'a mapping to a 64-character namespace',
+      { namespaceMapping: { a: 'n'.repeat(64) } },
+      'restore.spec.namespaceMapping.a',
+      /63 characters/,
+    ],
+    [
+      'a selector key with bad characters',
+      { labelSelector: { matchLabels: { 'bad key': 'x' } } },
+      'restore.spec.labelSelector.matchLabels["bad key"]',
+      /name part/,
+    ],
+    [
+      'an empty key in orLabelSelectors',
+      { orLabelSelectors: [{ matchLabels: { '': 'b' } }] },
+      'restore.spec.orLabelSelectors[0].matchLabels[""]',
+      /must not be empty/,
+    ],
+    [
+      'a negative itemOperationTimeout',
+      { itemOperationTimeout: '-4h' },
+      'restore.spec.itemOperationTimeout',
+      /negative/,
+    ],
+    [
+      'an overflowing itemOperationTimeout',
+      { itemOperationTimeout: '9999999999999999999h' },
+      'restore.spec.itemOperationTimeout',
+      /duration/,
+    ],
+    [
+      'an exec hook container that is no container name',
+      { hooks: hook({ exec: { container: 'App', command: ['true'] } }) },
+      'restore.spec.hooks.resources[0].postHooks[0].exec.container',
+      /RFC 1123 label/,
+    ],
+    [
+      'a negative exec hook timeout',
+      { hooks: hook({ exec: { command: ['true'], execTimeout: '-1s' } }) },
+      'restore.spec.hooks.resources[0].postHooks[0].exec.execTimeout',
+      /negative/,
+    ],
+    [
+      'an overflowing wait timeout',
+      { hooks: hook({ exec: { command: ['true'], waitTimeout: '9999999999999999999h' } }) },
+      'restore.spec.hooks.resources[0].postHooks[0].exec.waitTimeout',
+      /duration/,
+    ],
+    [
+      'a negative init hook timeout',
+      { hooks: hook({ init: { initContainers: [], timeout: '-30s' } }) },
+      'restore.spec.hooks.resources[0].postHooks[0].init.timeout',
+      /negative/,
+    ],
+    [
+      'a backup name that climbs out of backups/',
+      { backupName: '../x' },
+      'restore.spec.backupName',
+      /subdomain/,
+    ],
+    [
+      'a restore-status resource glob that does not compile',
+      { restoreStatus: { includedResources: ['[bad'] } },
+      'restore.spec.restoreStatus.includedResources[0]',
+      /glob/,
+    ],
+    [
+      'a resource modifier ConfigMap namespace that is no namespace name',
+      { resourceModifier: { kind: 'ConfigMap', name: 'm', namespace: 'Mods!' } },
+      'restore.spec.resourceModifier.namespace',
+      /RFC 1123 label/,
+    ],
+    [
+      'a resource modifier condition namespace that is no namespace name',
+      {
+        resourceModifier: {
+          inline: {
+            version: 'v1',
+            resourceModifierRules: [
+              {
+                conditions: { groupResource: 'pods', namespaces: ['a b'] },
+                mergePatches: [{ patchData: '{}' }],
+              },
+            ],
+          },
+        },
+      },
+      'restore.spec.resourceModifier.inline.resourceModifierRules[0].conditions.namespaces[0]',
+      /RFC 1123 label/,
+    ],
+  ])('refuses %s at its field path', (_, spec, path, message) => {
+    const found = problemsAt(spec);
+    expect(found.map((p) => p.path)).toEqual([path]);
+    expect(found[0]?.message).toMatch(message);
+  });
+
+  it.each([
+    { includeItems: ['deployments.apps/shop/web', 'clusterroles/system:controller:x', 'namespaces/shop'] },
+    { namespaceMapping: { shop: 'shop-dr', 'a-1': 'b-2' } },
+    { includedNamespaces: ['shop-*'], excludedNamespaces: ['shop-[0-9]'] },
+  ])('accepts what Kubernetes and Velero accept: %j', (spec) => {
+    expect(validateRestoreRequest(request({ backupName: 'nightly', ...spec }))).toMatchObject({ ok: true });
+  });
+});
