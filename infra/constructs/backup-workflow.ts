@@ -147,7 +147,12 @@ export class BackupWorkflow extends Construct {
     });
     // The backup's own files, velero-backup.json last; then its run's working data goes.
     const backupFiles: StorageAccess = { writes: ['backups'], deletes: ['backupWork'] };
-    const finalize = fn('FinalizeBackup', { memoryMb: 1769, timeout: minutes(15), access: backupFiles });
+    // Finalizing renews the run's claim first: a long finalize must not look abandoned.
+    const finalize = fn('FinalizeBackup', {
+      memoryMb: 1769,
+      timeout: minutes(15),
+      access: { ...backupFiles, writes: ['backups', 'backupClaims'] },
+    });
     const recordFailure = fn('RecordBackupFailure', {
       memoryMb: 512,
       timeout: minutes(1),
