@@ -15,6 +15,7 @@ import {
 } from './backup/flags.js';
 import { HELP } from './common-flags.js';
 import { configGetFlags, configSetFlags } from './config-flags.js';
+import { eventsFlags } from './events-flags.js';
 import type { Completion, FlagSet } from './flags.js';
 import {
   restoreCreateFlags,
@@ -158,6 +159,12 @@ export const VERBS: readonly Verb[] = [
     flags: restoreDeleteFlags,
     load: async () => (await import('./restore/records.js')).deleteRestoreCommand,
     remote: async () => (await import('./remote/restore-verbs.js')).remoteDeleteRestore,
+  }),
+  verb({
+    words: ['events'],
+    summary: 'show the events local runs published (a deployment publishes them to EventBridge)',
+    flags: eventsFlags,
+    load: async () => (await import('./events.js')).showEvents,
   }),
   verb({
     words: ['server'],

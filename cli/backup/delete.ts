@@ -6,6 +6,7 @@
 import { deleteBackup } from '../../functions/delete-backup/delete-backup.js';
 import { repackDeadFraction } from '../../shared/contracts/data-mover-job.js';
 import { UsageError } from '../flags.js';
+import { publishLocalDeletion } from '../local/events.js';
 import { collectGarbage, localRepository, repositoryKeyFile } from '../local/local-data-mover.js';
 import { outputForm, printDocument } from '../output.js';
 import { printDeletion } from '../render/deletion.js';
@@ -37,6 +38,8 @@ export async function deleteBackupCommand({
         collectGarbage({ repository, ...(fraction !== undefined ? { repackDeadFraction: fraction } : {}) }),
     },
   );
+  if (result.found)
+    await publishLocalDeletion({ store, name, result: { ...result }, warn: (m) => io.err.write(`${m}\n`) });
   if (!result.found) {
     io.err.write(`lifeboat: backup "${name}" not found in ${directoryOf(store)}\n`);
     return 1;

@@ -19,7 +19,11 @@ export class LocalExecutions implements Executions {
   private readonly records = new Map<string, Execution>();
   private readonly running = new Set<Promise<void>>();
 
-  constructor(private readonly runners: Readonly<Record<Workflow, WorkflowRunner>>) {}
+  constructor(
+    private readonly runners: Readonly<Record<Workflow, WorkflowRunner>>,
+    /** Told of each execution once it has ended (the server publishes its event). */
+    private readonly onEnded: (execution: Execution) => Promise<void> = async () => undefined,
+  ) {}
 
   async start(options: { workflow: Workflow; name: string; input: string }): Promise<{ started: boolean }> {
     const id = `${options.workflow}/${options.name}`;
@@ -73,5 +77,7 @@ export class LocalExecutions implements Executions {
             };
       this.records.set(id, { ...record, status: 'FAILED', stopDate: new Date(), ...failure });
     }
+    const ended = this.records.get(id);
+    if (ended) await this.onEnded(ended);
   }
 }

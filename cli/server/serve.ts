@@ -13,6 +13,7 @@ import { dirname } from 'node:path';
 import { handleApiRequest } from '../../functions/api/api.js';
 import { tokenFile } from '../config.js';
 import { UsageError } from '../flags.js';
+import { publishLocalOutcome } from '../local/events.js';
 import { localStore } from '../store.js';
 import type { VerbCall } from '../verb-call.js';
 import { clusterReacher, contextsOf, parseClusters } from './clusters.js';
@@ -51,6 +52,8 @@ export async function serve({ values, io }: VerbCall<typeof serverFlags>): Promi
   const served = values.clusters ? parseClusters(values.clusters) : await contextsOf(values.kubeconfig);
   const executions = new LocalExecutions(
     await localRunners({ store, clusterNamed: clusterReacher(served), values }),
+    (execution) =>
+      publishLocalOutcome({ store, execution, warn: (m) => io.err.write(`lifeboat server: ${m}\n`) }),
   );
   let base = '';
   const links = new LocalDownloadLinks(() => base);

@@ -36,8 +36,8 @@ import { FORMAT_VERSION, VERSION_ENTRY } from '../../shared/domain/storage/tarba
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { FAST_GZIP, gunzipFast } from '../common/gzip.js';
-import { removeWorkData } from '../common/work-data.js';
 import { renewClaim } from '../common/name-claim.js';
+import { removeWorkData } from '../common/work-data.js';
 import { putOnce, putStreamOnce } from '../common/write-once.js';
 import { type FinalizedVolumes, finalizedVolumes } from './volumes.js';
 
