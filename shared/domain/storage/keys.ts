@@ -218,6 +218,10 @@ export const STORAGE_PREFIXES = {
   /** Lifeboat's records of restores (restoreKeys.status). */
   restoreRecords: `${LIFEBOAT}/restores/`,
   deletions: `${LIFEBOAT}/deletions/`,
+  /** Velero's DeleteBackupRequests (backupKeys.deleteRequest): the API's, the delete workflow's. */
+  deleteRequests: `${LIFEBOAT}/delete-requests/`,
+  /** How many times a name was deleted (generationKeys): what makes an execution name new. */
+  generations: `${LIFEBOAT}/generations/`,
   backupWork: `${LIFEBOAT}/work/backups/`,
   restoreWork: `${LIFEBOAT}/work/restores/`,
   dataMoverWork: `${LIFEBOAT}/work/data-mover/`,
