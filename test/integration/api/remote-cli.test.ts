@@ -285,4 +285,28 @@ describe('the remote lifeboat command against lifeboat server --local', () => {
     const restored = await lifeboat('restore', 'delete', 'rr', '--confirm');
     expect(restored.stdout).toBe('Restore "rr": deleted (its record and files; what it restored stays).\n');
   });
+
+  it('has published each run’s end, the server’s and the --local verbs’ alike, as lifeboat events shows', async () => {
+    const shown = await lifeboat('events', ...local(), '-o', 'json');
+    expect(shown.code, shown.stderr).toBe(0);
+    const events = JSON.parse(shown.stdout) as {
+      source: string;
+      'detail-type': string;
+      detail: { backup?: string; restore?: string; status: { phase: string } };
+    }[];
+    const said = events.map((e) => `${e['detail-type']} ${e.detail.restore ?? e.detail.backup}`);
+    for (const end of [
+      'Backup Completed rb',
+      'Backup Completed lb',
+      'Restore Completed rr',
+      'Deletion Completed rb',
+      'Deletion Completed lb',
+    ])
+      expect(said).toContain(end);
+    expect(said.indexOf('Backup Completed rb')).toBeLessThan(said.indexOf('Deletion Completed rb'));
+    expect(new Set(events.map((e) => e.source))).toEqual(new Set(['lifeboat']));
+    const table = await lifeboat('events', ...local());
+    expect(table.stdout).toMatch(/^TIME\s+EVENT\s+NAME\s+CLUSTER\n/);
+    expect(table.stdout).toMatch(/Deletion Completed\s+rb/);
+  });
 });
