@@ -248,7 +248,7 @@ export async function deleteBackup(
   // Object Lock: nothing is deleted (not even a marker hiding it) before the backup's retention ends.
   const retention = await store.retentionOf?.(keys.metadata, withSignal);
   if (retention && retention.until.getTime() > (deps.clock?.now() ?? new Date()).getTime())
-    throw new BackupRetained({ name, ...retention });
+    throw new BackupRetained(name, retention);
   await markDeletionStarted(deletion);
 
   const { snapshots, manifests } = await namedData(store, name, signal);

@@ -51,12 +51,12 @@ export class BackupInProgress extends LifeboatError {
 export class BackupRetained extends LifeboatError {
   readonly until: Date;
 
-  constructor(options: { name: string; mode: string; until: Date }) {
+  constructor(name: string, retention: { mode: string; until: Date }) {
     super(
-      `backup ${options.name} is retained by S3 Object Lock (${options.mode} mode) until ${options.until.toISOString()}: it cannot be deleted before`,
+      `backup ${name} is retained by S3 Object Lock (${retention.mode} mode) until ${retention.until?.toISOString()}: it cannot be deleted before`,
     );
     this.name = 'BackupRetained';
-    this.until = options.until;
+    this.until = retention.until;
   }
 }
 

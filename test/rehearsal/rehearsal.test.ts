@@ -28,6 +28,7 @@ import {
   hookRan,
   installWorkload,
   longHookRan,
+  namespaceForPods,
   provisionCache,
   type Workload,
   ZONE,
@@ -43,17 +44,29 @@ describe('the deployment rehearsal of a backup and a restore', () => {
   const backupName = uniqueName('rehearsed');
   const restoreName = uniqueName('rehearsed-restore');
 
-  /** Keys left under a prefix of the stack's bucket. */
-  async function keysUnder(prefix: string): Promise<string[]> {
+  /** The stack's bucket, read as the test's own caller (outside the rehearsal's roles). */
+  function bucket(): S3Client {
     const env = testEnv();
-    const s3 = new S3Client({
+    return new S3Client({
       endpoint: env.aws.endpoint,
       region: env.aws.region,
       forcePathStyle: true,
       credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
     });
-    const listed = await s3.send(new ListObjectsV2Command({ Bucket: rehearsal.bucket, Prefix: prefix }));
+  }
+
+  /** Keys left under a prefix of the stack's bucket. */
+  async function keysUnder(prefix: string): Promise<string[]> {
+    const listed = await bucket().send(
+      new ListObjectsV2Command({ Bucket: rehearsal.bucket, Prefix: prefix }),
+    );
     return (listed.Contents ?? []).map((o) => o.Key ?? '');
+  }
+
+  /** A stored JSON document of the stack's bucket. */
+  async function storedJson<T>(key: string): Promise<T> {
+    const stored = await bucket().send(new GetObjectCommand({ Bucket: rehearsal.bucket, Key: key }));
+    return JSON.parse(await (stored.Body?.transformToString() ?? '{}')) as T;
   }
 
   beforeAll(async () => {
@@ -191,13 +204,7 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     timeout: LONG,
   }, async () => {
     const core = rehearsal.kubeConfig.makeApiClient(CoreV1Api);
-    const namespace = uniqueName('recipe');
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await waitFor('the default service account', async () =>
-      (await core.listNamespacedServiceAccount({ namespace })).items.some(
-        (a) => a.metadata?.name === 'default',
-      ),
-    );
+    const namespace = await namespaceForPods(core, 'recipe');
     await core.createNamespacedConfigMap({
       namespace,
       body: { metadata: { name: 'settings' }, data: { level: 'high' } },
@@ -310,19 +317,9 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     } finally {
       remove();
     }
-    const env = testEnv();
-    const s3 = new S3Client({
-      endpoint: env.aws.endpoint,
-      region: env.aws.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-    });
-    const document = await s3.send(
-      new GetObjectCommand({ Bucket: rehearsal.bucket, Key: `backups/${name}/velero-backup.json` }),
+    const backup = await storedJson<{ status?: { phase?: string; failureReason?: string } }>(
+      `backups/${name}/velero-backup.json`,
     );
-    const backup = JSON.parse(await (document.Body?.transformToString() ?? '{}')) as {
-      status?: { phase?: string; failureReason?: string };
-    };
     expect(backup.status?.phase).toBe('Failed');
     expect(backup.status?.failureReason).toMatch(/.+/);
     expect(await keysUnder(`plugins/lifeboat/work/backups/${name}/`)).toEqual([]);
@@ -362,19 +359,9 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     } finally {
       remove();
     }
-    const env = testEnv();
-    const s3 = new S3Client({
-      endpoint: env.aws.endpoint,
-      region: env.aws.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-    });
-    const stored = await s3.send(
-      new GetObjectCommand({ Bucket: rehearsal.bucket, Key: `plugins/lifeboat/restores/${name}.json` }),
-    );
-    const record = JSON.parse(await (stored.Body?.transformToString() ?? '{}')) as {
+    const record = await storedJson<{
       status?: { phase?: string; failureReason?: string; progress?: { itemsRestored?: number } };
-    };
+    }>(`plugins/lifeboat/restores/${name}.json`);
     expect(record.status?.phase).toBe('Failed');
     expect(record.status?.failureReason).toMatch(/AccessDenied/);
     expect(record.status?.progress?.itemsRestored).toBeGreaterThan(0);
