@@ -25,6 +25,7 @@ import {
   type BackupDocument,
   type BackupPhase,
   backupDocument,
+  CLUSTER_ANNOTATION,
   resourceList,
 } from '../../shared/domain/storage/backup-document.js';
 import { backupKeys, backupWorkKeys } from '../../shared/domain/storage/keys.js';
@@ -278,7 +279,12 @@ function finishedDocument(options: {
 }): BackupDocument {
   const { run, request, tally, verdict } = options;
   const metadata = request.backup.metadata;
-  const annotations = { ...(metadata.annotations ?? {}), ...sourceClusterAnnotations(options.collected) };
+  const annotations = {
+    ...(metadata.annotations ?? {}),
+    ...sourceClusterAnnotations(options.collected),
+    // Which cluster it is a backup of: the API lists backups by cluster.
+    [CLUSTER_ANNOTATION]: run.cluster,
+  };
   return backupDocument({
     name: run.name,
     labels: { ...(metadata.labels ?? {}), 'velero.io/storage-location': 'default' },

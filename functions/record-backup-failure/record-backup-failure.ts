@@ -6,7 +6,7 @@
 import { gzipSync } from 'node:zlib';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
 import type { BackupRun } from '../../shared/contracts/backup-run.js';
-import { backupDocument } from '../../shared/domain/storage/backup-document.js';
+import { backupDocument, CLUSTER_ANNOTATION } from '../../shared/domain/storage/backup-document.js';
 import { backupKeys, backupWorkKeys } from '../../shared/domain/storage/keys.js';
 import { formatLogLine } from '../../shared/domain/storage/log.js';
 import type { Clock } from '../../shared/ports/clock.js';
@@ -59,6 +59,7 @@ export async function recordBackupFailure(
       ...(request?.success ? (request.data.backup.metadata.labels ?? {}) : {}),
       'velero.io/storage-location': 'default',
     },
+    annotations: { [CLUSTER_ANNOTATION]: run.cluster },
     spec: storedSpec(spec),
     startedAt: new Date(run.startedAt),
     completedAt: now,

@@ -189,6 +189,15 @@ export class LocalDirectoryStore implements ObjectStore {
     }
   }
 
+  async size(key: string): Promise<number | undefined> {
+    try {
+      const found = await stat(this.path(key));
+      return found.isFile() ? found.size : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   async list(prefix: string): Promise<string[]> {
     const out: string[] = [];
     for await (const { key, name } of this.filesUnder(prefix))
