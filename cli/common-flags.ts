@@ -3,7 +3,18 @@ import type { FlagSpec } from './flags.js';
 
 export const LOCAL = {
   type: 'boolean',
-  help: 'run here, against a kubeconfig and a backup directory (required until the AWS API arrives)',
+  help: "run here, against a kubeconfig and a backup directory, instead of a deployment's API",
+} as const satisfies FlagSpec;
+
+export const ENDPOINT = {
+  type: 'string',
+  value: 'URL',
+  help: "the Lifeboat API (default: $LIFEBOAT_ENDPOINT, else the config file's, see lifeboat config set endpoint)",
+} as const satisfies FlagSpec;
+
+export const WAIT = {
+  type: 'boolean',
+  help: 'wait until it ends, showing its progress (with --local it always does)',
 } as const satisfies FlagSpec;
 
 export const DEFAULT_DIR = './lifeboat-backups';

@@ -12,10 +12,7 @@ export async function localStore(
   values: { readonly local?: boolean; readonly dir?: string },
   options: { readonly mustExist: boolean },
 ): Promise<LocalDirectoryStore> {
-  if (!values.local)
-    throw new UsageError(
-      'only --local is available yet: the AWS API arrives with its own feature (use --local --dir DIR)',
-    );
+  if (!values.local) throw new UsageError('this runs here only: add --local (and --dir DIR)');
   const dir = values.dir ?? DEFAULT_DIR;
   const named = values.dir === undefined ? `the default backup directory ${dir}` : `--dir ${dir}`;
   const found = await stat(dir).catch((error: NodeJS.ErrnoException) => {

@@ -5,10 +5,26 @@
  * the state machine interpreter. The usage text and shell completion come from this table, and a
  * test holds the README to it.
  */
-import { backupCreateFlags, backupDeleteFlags, backupDescribeFlags, backupGetFlags } from './backup/flags.js';
+import {
+  backupCreateFlags,
+  backupDeleteFlags,
+  backupDescribeFlags,
+  backupDownloadFlags,
+  backupGetFlags,
+  backupLogsFlags,
+} from './backup/flags.js';
 import { HELP } from './common-flags.js';
+import { configGetFlags, configSetFlags } from './config-flags.js';
+import { eventsFlags } from './events-flags.js';
 import type { Completion, FlagSet } from './flags.js';
-import { restoreCreateFlags, restoreDescribeFlags } from './restore/flags.js';
+import {
+  restoreCreateFlags,
+  restoreDeleteFlags,
+  restoreDescribeFlags,
+  restoreGetFlags,
+  restoreLogsFlags,
+} from './restore/flags.js';
+import { serverFlags } from './server/flags.js';
 import type { VerbCall } from './verb-call.js';
 
 export type { Io, VerbCall } from './verb-call.js';
@@ -31,15 +47,26 @@ export interface Verb {
 
 type Runner<F extends FlagSet> = (call: VerbCall<F>) => Promise<number>;
 
+/**
+ * A verb: `load` carries it out with --local (or always, for a verb with no `remote`), `remote`
+ * against a deployment's API.
+ */
 function verb<F extends FlagSet>(spec: {
   readonly words: readonly string[];
   readonly operand?: Operand;
   readonly summary: string;
   readonly flags: F;
   readonly load: () => Promise<Runner<F>>;
+  readonly remote?: () => Promise<Runner<F>>;
 }): Verb {
-  const { load, ...described } = spec;
-  return { ...described, run: async (call) => (await load())(call as unknown as VerbCall<F>) };
+  const { load, remote, ...described } = spec;
+  return {
+    ...described,
+    run: async (call) => {
+      const local = (call.values as { local?: boolean }).local === true;
+      return (await (remote && !local ? remote : load)())(call as unknown as VerbCall<F>);
+    },
+  };
 }
 
 const NAME = { name: 'NAME', required: true } as const;
@@ -51,6 +78,7 @@ export const VERBS: readonly Verb[] = [
     summary: "back up a cluster's items (and volumes) into the backup directory",
     flags: backupCreateFlags,
     load: async () => (await import('./backup/create.js')).createBackup,
+    remote: async () => (await import('./remote/backup-create.js')).remoteCreateBackup,
   }),
   verb({
     words: ['backup', 'get'],
@@ -58,6 +86,7 @@ export const VERBS: readonly Verb[] = [
     summary: 'list the backups (or the one named)',
     flags: backupGetFlags,
     load: async () => (await import('./backup/get.js')).getBackups,
+    remote: async () => (await import('./remote/backup-verbs.js')).remoteGetBackups,
   }),
   verb({
     words: ['backup', 'describe'],
@@ -65,6 +94,23 @@ export const VERBS: readonly Verb[] = [
     summary: 'describe a backup as velero backup describe does',
     flags: backupDescribeFlags,
     load: async () => (await import('./backup/describe.js')).describeBackup,
+    remote: async () => (await import('./remote/backup-verbs.js')).remoteDescribeBackup,
+  }),
+  verb({
+    words: ['backup', 'logs'],
+    operand: { ...NAME, complete: 'backups' },
+    summary: "print a backup's log",
+    flags: backupLogsFlags,
+    load: async () => (await import('./backup/files.js')).backupLogs,
+    remote: async () => (await import('./remote/backup-verbs.js')).remoteBackupLogs,
+  }),
+  verb({
+    words: ['backup', 'download'],
+    operand: { ...NAME, complete: 'backups' },
+    summary: "download a backup's archive (its resources, as Velero writes them)",
+    flags: backupDownloadFlags,
+    load: async () => (await import('./backup/files.js')).downloadBackup,
+    remote: async () => (await import('./remote/backup-verbs.js')).remoteDownloadBackup,
   }),
   verb({
     words: ['backup', 'delete'],
@@ -72,6 +118,7 @@ export const VERBS: readonly Verb[] = [
     summary: 'delete a backup, its snapshots and its data in the repository',
     flags: backupDeleteFlags,
     load: async () => (await import('./backup/delete.js')).deleteBackupCommand,
+    remote: async () => (await import('./remote/backup-verbs.js')).remoteDeleteBackup,
   }),
   verb({
     words: ['restore', 'create'],
@@ -79,6 +126,15 @@ export const VERBS: readonly Verb[] = [
     summary: 'restore a backup into a cluster (NAME default: BACKUP-YYYYMMDDhhmmss)',
     flags: restoreCreateFlags,
     load: async () => (await import('./restore/create.js')).createRestore,
+    remote: async () => (await import('./remote/restore-create.js')).remoteCreateRestore,
+  }),
+  verb({
+    words: ['restore', 'get'],
+    operand: { name: 'NAME', required: false, complete: 'restores' },
+    summary: 'list the restores (or the one named)',
+    flags: restoreGetFlags,
+    load: async () => (await import('./restore/records.js')).getRestores,
+    remote: async () => (await import('./remote/restore-verbs.js')).remoteGetRestores,
   }),
   verb({
     words: ['restore', 'describe'],
@@ -86,6 +142,48 @@ export const VERBS: readonly Verb[] = [
     summary: 'describe a restore, its warnings and errors, as velero restore describe does',
     flags: restoreDescribeFlags,
     load: async () => (await import('./restore/describe.js')).describeRestore,
+    remote: async () => (await import('./remote/restore-verbs.js')).remoteDescribeRestore,
+  }),
+  verb({
+    words: ['restore', 'logs'],
+    operand: { ...NAME, complete: 'restores' },
+    summary: "print a restore's log",
+    flags: restoreLogsFlags,
+    load: async () => (await import('./restore/records.js')).restoreLogs,
+    remote: async () => (await import('./remote/restore-verbs.js')).remoteRestoreLogs,
+  }),
+  verb({
+    words: ['restore', 'delete'],
+    operand: { ...NAME, complete: 'restores' },
+    summary: 'delete the record of a restore and its files (not what it restored)',
+    flags: restoreDeleteFlags,
+    load: async () => (await import('./restore/records.js')).deleteRestoreCommand,
+    remote: async () => (await import('./remote/restore-verbs.js')).remoteDeleteRestore,
+  }),
+  verb({
+    words: ['events'],
+    summary: 'show the events local runs published (a deployment publishes them to EventBridge)',
+    flags: eventsFlags,
+    load: async () => (await import('./events.js')).showEvents,
+  }),
+  verb({
+    words: ['server'],
+    summary: 'serve the API of a deployment on loopback, running its workflows here (needs --local)',
+    flags: serverFlags,
+    load: async () => (await import('./server/serve.js')).serve,
+  }),
+  verb({
+    words: ['config', 'set', 'endpoint'],
+    operand: { name: 'URL', required: true },
+    summary: "set the Lifeboat API the command talks to without --local (API Gateway's stage URL)",
+    flags: configSetFlags,
+    load: async () => (await import('./config-verbs.js')).setEndpoint,
+  }),
+  verb({
+    words: ['config', 'get'],
+    summary: "print the command's settings and where they are kept",
+    flags: configGetFlags,
+    load: async () => (await import('./config-verbs.js')).getConfig,
   }),
   verb({
     words: ['completion'],
@@ -102,5 +200,5 @@ export function verbOf(argv: readonly string[]): { verb: Verb; args: readonly st
   return verb ? { verb, args: argv.slice(verb.words.length) } : undefined;
 }
 
-/** The nouns (`backup`, `restore`, `completion`) in the order of the table. */
+/** The nouns (`backup`, `restore`, `server`, …) in the order of the table. */
 export const NOUNS: readonly string[] = [...new Set(VERBS.map((v) => v.words[0] ?? ''))];

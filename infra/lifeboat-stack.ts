@@ -3,11 +3,15 @@
  * usable as a construct library.
  */
 import { CfnOutput, type Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import type { IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
+import { LifeboatApi } from './constructs/api.js';
 import { BackupStorage } from './constructs/backup-storage.js';
 import { BackupWorkflow } from './constructs/backup-workflow.js';
 import type { DataMover } from './constructs/data-mover.js';
+import { DeleteWorkflow } from './constructs/delete-workflow.js';
+import { OutcomeEvents } from './constructs/outcome-events.js';
 import { RestoreWorkflow } from './constructs/restore-workflow.js';
 
 export interface LifeboatStackProps extends StackProps {
@@ -19,6 +23,10 @@ export interface LifeboatStackProps extends StackProps {
   readonly objectLock?: { readonly mode: 'GOVERNANCE' | 'COMPLIANCE' };
   /** After how long versions that are no longer current expire (default 30 days). */
   readonly noncurrentVersionExpiration?: Duration;
+  /** Only these principals may call the API (its resource policy); IAM decides for each. */
+  readonly apiPrincipals?: readonly IPrincipal[];
+  /** Send the alarms (failed runs, dead letters, API 5xx) to a new SNS topic. */
+  readonly alarmTopic?: boolean;
 }
 
 export class LifeboatStack extends Stack {
@@ -26,6 +34,9 @@ export class LifeboatStack extends Stack {
   readonly backup: BackupWorkflow;
   readonly restore: RestoreWorkflow;
   readonly dataMover: DataMover;
+  readonly deletion: DeleteWorkflow;
+  readonly api: LifeboatApi;
+  readonly events: OutcomeEvents;
 
   constructor(scope: Construct, id: string, props: LifeboatStackProps = {}) {
     super(scope, id, props);
@@ -55,6 +66,26 @@ export class LifeboatStack extends Stack {
       clusters: props.clusters ?? [],
       dataMover: this.dataMover,
     });
+    this.deletion = new DeleteWorkflow(this, 'Delete', { store, dataMover: this.dataMover });
+    const stateMachines = {
+      backup: this.backup.stateMachine,
+      restore: this.restore.stateMachine,
+      delete: this.deletion.stateMachine,
+    };
+    this.api = new LifeboatApi(this, 'Api', {
+      store,
+      clusters: props.clusters ?? [],
+      stateMachines,
+      ...(props.apiPrincipals ? { allowedPrincipals: props.apiPrincipals } : {}),
+    });
+    this.events = new OutcomeEvents(this, 'Events', {
+      store,
+      stateMachines: Object.values(stateMachines),
+      deadLetters: this.backup.deadLetters,
+      api: this.api.api,
+      ...(props.alarmTopic ? { alarmTopic: true } : {}),
+    });
+    new CfnOutput(this, 'ApiUrl', { value: this.api.api.url });
     new CfnOutput(this, 'BackupBucketName', { value: this.storage.bucket.bucketName });
     new CfnOutput(this, 'RestoreStateMachineArn', { value: this.restore.stateMachine.stateMachineArn });
     new CfnOutput(this, 'DataMoverTaskDefinitionArn', {

@@ -4,12 +4,16 @@
  * to --dir (volume data the data mover moves, into its repository there); progress on stderr,
  * the outcome on stdout, exit status 1 unless it Completed.
  */
+import { randomUUID } from 'node:crypto';
+import { readBackup } from '../../functions/common/stored-records.js';
 import { validateBackupRequest } from '../../shared/contracts/backup-request.js';
 import { reachableCluster } from '../cluster.js';
 import { DEFAULT_DIR } from '../common-flags.js';
 import { executionFailure } from '../execution-failure.js';
 import { type ProgressEvent, runLocalBackup } from '../local/backup-runtime.js';
+import { endOf, publishLocalOutcome } from '../local/events.js';
 import { localRepository, repositoryKeyFile } from '../local/local-data-mover.js';
+import { outputForm, printDocument } from '../output.js';
 import { refuseProblems } from '../request-check.js';
 import { snapshotRegion, snapshotterOf } from '../snapshots.js';
 import { localStore } from '../store.js';
@@ -55,6 +59,7 @@ export async function createBackup({
   values,
   io,
 }: VerbCall<typeof backupCreateFlags>): Promise<number> {
+  const form = outputForm(values.output);
   const request = backupRequest({ name, values });
   const checked = validateBackupRequest(request);
   if (!checked.ok) refuseProblems(checked.problems);
@@ -62,9 +67,11 @@ export async function createBackup({
   const cluster = await reachableCluster(values);
   io.err.write(`Backup request "${name}" submitted (local, writing to ${store.location}).\n`);
   const region = snapshotRegion(values['snapshot-region']);
+  const executionName = `local-${randomUUID()}`;
   const run = runLocalBackup(request, {
     cluster,
     store,
+    executionName,
     onProgress: progressPrinter(io.err),
     ...(await snapshotterOf(values['snapshot-region'])),
     dataMover: {
@@ -72,8 +79,26 @@ export async function createBackup({
       ...(region ? { region } : {}),
     },
   });
-  const result = (await run.catch(executionFailure({ what: `Backup "${name}"`, io }))) as BackupOutcome | 1;
-  if (result === 1) return 1;
+  const ended = await run.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  await publishLocalOutcome({
+    store,
+    execution: {
+      workflow: 'backup',
+      name: executionName,
+      input: JSON.stringify({ request }),
+      ...endOf(ended),
+    },
+    warn: (m) => io.err.write(`${m}\n`),
+  });
+  if (!ended.ok) return executionFailure({ what: `Backup "${name}"`, io })(ended.error);
+  const result = ended.value as unknown as BackupOutcome;
+  if (form !== 'text') {
+    await printDocument({ io, form, document: (await readBackup(store, name))?.document ?? result });
+    return result.phase === 'Completed' ? 0 : 1;
+  }
   io.out.write(
     `Backup "${name}": ${result.phase} (${result.items} items, ${result.errors} errors, ${result.warnings} warnings).\n` +
       `Run \`lifeboat backup describe ${name} --local --dir ${values.dir ?? DEFAULT_DIR}\` for details.\n`,

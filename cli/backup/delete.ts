@@ -6,11 +6,13 @@
 import { deleteBackup } from '../../functions/delete-backup/delete-backup.js';
 import { repackDeadFraction } from '../../shared/contracts/data-mover-job.js';
 import { UsageError } from '../flags.js';
+import { publishLocalDeletion } from '../local/events.js';
 import { collectGarbage, localRepository, repositoryKeyFile } from '../local/local-data-mover.js';
 import { outputForm, printDocument } from '../output.js';
+import { printDeletion } from '../render/deletion.js';
 import { snapshotterOf } from '../snapshots.js';
 import { directoryOf, localStore } from '../store.js';
-import type { Io, VerbCall } from '../verb-call.js';
+import type { VerbCall } from '../verb-call.js';
 import type { backupDeleteFlags } from './flags.js';
 
 export async function deleteBackupCommand({
@@ -36,12 +38,17 @@ export async function deleteBackupCommand({
         collectGarbage({ repository, ...(fraction !== undefined ? { repackDeadFraction: fraction } : {}) }),
     },
   );
+  if (result.found)
+    await publishLocalDeletion({ store, name, result: { ...result }, warn: (m) => io.err.write(`${m}\n`) });
   if (!result.found) {
     io.err.write(`lifeboat: backup "${name}" not found in ${directoryOf(store)}\n`);
     return 1;
   }
-  if (form === 'text') printDeletion({ name, result, io });
-  else await printDocument({ io, form, document: result });
+  if (form === 'text') {
+    printDeletion({ name, result, io });
+    for (const problem of result.gc?.problems ?? [])
+      io.err.write(`repository garbage collection: ${problem}\n`);
+  } else await printDocument({ io, form, document: result });
   return result.deleted ? 0 : 1;
 }
 
@@ -53,27 +60,4 @@ function repackDeadFractionFlag(repack: string | undefined): number | undefined 
       `--repack-dead-fraction ${fraction.error.issues[0]?.message ?? 'is not valid'}, not ${JSON.stringify(repack)}`,
     );
   return fraction?.data;
-}
-
-function printDeletion(deletion: {
-  readonly name: string;
-  readonly result: Awaited<ReturnType<typeof deleteBackup>>;
-  readonly io: Io;
-}): void {
-  const { name, result, io } = deletion;
-  for (const error of result.errors) io.err.write(`${error}\n`);
-  io.out.write(
-    `Backup "${name}": ${result.deleted ? 'deleted' : 'kept (see the errors above; run the command again)'}: ${result.snapshotsDeleted.length} snapshots, ${result.manifestsDeleted.length} repository manifests, ${result.objectsDeleted} objects.\n`,
-  );
-  if (result.gc) {
-    const gc = result.gc;
-    const repacked =
-      gc.packsRepacked > 0
-        ? ` (${gc.packsRepacked} partly dead packs repacked: ${gc.blobsCopied} live blobs, ${gc.bytesCopied} bytes copied)`
-        : '';
-    io.out.write(
-      `Repository garbage collection: ${gc.packsDeleted} packs deleted, ${gc.bytesFreed} bytes freed${repacked}; ${gc.liveManifests} manifests of other backups kept.\n`,
-    );
-    for (const problem of gc.problems) io.err.write(`repository garbage collection: ${problem}\n`);
-  }
 }

@@ -5,12 +5,14 @@
 import {
   CONTEXT,
   DIR,
+  ENDPOINT,
   HELP,
   KUBECONFIG,
   LOCAL,
   OUTPUT,
   REPOSITORY_KEY_FILE,
   SNAPSHOT_REGION,
+  WAIT,
 } from '../common-flags.js';
 import type { FlagSpec } from '../flags.js';
 
@@ -69,17 +71,49 @@ export const backupCreateFlags = {
   'repository-key-file': REPOSITORY_KEY_FILE,
   kubeconfig: KUBECONFIG,
   context: CONTEXT,
+  wait: WAIT,
   local: LOCAL,
   dir: DIR,
+  endpoint: ENDPOINT,
+  output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
-export const backupGetFlags = { local: LOCAL, dir: DIR, output: OUTPUT, help: HELP } as const;
+export const backupGetFlags = {
+  local: LOCAL,
+  dir: DIR,
+  endpoint: ENDPOINT,
+  output: OUTPUT,
+  help: HELP,
+} as const satisfies Record<string, FlagSpec>;
+
+export const backupLogsFlags = {
+  local: LOCAL,
+  dir: DIR,
+  endpoint: ENDPOINT,
+  help: HELP,
+} as const satisfies Record<string, FlagSpec>;
+
+export const backupDownloadFlags = {
+  file: {
+    type: 'string',
+    value: 'FILE',
+    help: 'where to write the archive (default: NAME-data.tar.gz here)',
+    complete: 'files',
+  },
+  force: { type: 'boolean', help: 'overwrite the file if it exists' },
+  local: LOCAL,
+  dir: DIR,
+  endpoint: ENDPOINT,
+  output: OUTPUT,
+  help: HELP,
+} as const satisfies Record<string, FlagSpec>;
 
 export const backupDescribeFlags = {
   details: { type: 'boolean', help: 'list every item, volume, operation, error and warning' },
   local: LOCAL,
   dir: DIR,
+  endpoint: ENDPOINT,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
@@ -95,6 +129,7 @@ export const backupDeleteFlags = {
   },
   local: LOCAL,
   dir: DIR,
+  endpoint: ENDPOINT,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;

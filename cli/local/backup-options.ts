@@ -54,6 +54,8 @@ export interface LocalBackupOptions {
   readonly wrapWorker?: (worker: (body: string) => Promise<void>) => (body: string) => Promise<void>;
   /** The execution's history, event by event (states entered and exited, Map iterations). */
   readonly onExecutionEvent?: (event: ExecutionEvent) => void;
+  /** The execution's name, its run id (the local server's, named as the API names them); default a fresh one. */
+  readonly executionName?: string;
   /** Exec for hooks; unset: through the cluster's own kubeconfig (a KubernetesCluster's). */
   readonly podExec?: PodExec;
   /** EC2 for native EBS snapshots of the cluster's PVs; unset: such snapshots fail, saying so. */

@@ -52,7 +52,7 @@ export const LOCAL_FUNCTION_ARNS: Readonly<Record<string, string>> = {
 
 export async function runLocalBackup(request: unknown, options: LocalBackupOptions): Promise<JsonValue> {
   const run = localBackupRun(options);
-  const runId = `local-${randomUUID()}`;
+  const runId = options.executionName ?? `local-${randomUUID()}`;
   const taskToken = `token-${randomUUID()}`;
   const workers = new ItemBlockWorkers(run, taskToken);
   const definition = substitute(await readFile(BACKUP_DEFINITION, 'utf8'), LOCAL_FUNCTION_ARNS);

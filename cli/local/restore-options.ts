@@ -67,6 +67,8 @@ export interface LocalRestoreOptions {
   readonly onHooks?: (progress: { pending: number; settled: number }) => void;
   /** Called with each event of the execution's history, as Step Functions records it. */
   readonly onExecutionEvent?: (event: ExecutionEvent) => void;
+  /** The execution's name, its run id (the local server's, named as the API names them); default a fresh one. */
+  readonly executionName?: string;
   /** A recipe hook step whose commands could run longer than this goes to the hook runner (600 s). */
   readonly inlineHookLimitSeconds?: number;
   /**

@@ -42,7 +42,7 @@ export const LOCAL_RESTORE_FUNCTION_ARNS: Readonly<Record<string, string>> = {
 };
 
 export async function runLocalRestore(request: unknown, options: LocalRestoreOptions): Promise<JsonValue> {
-  const runId = `local-${randomUUID()}`;
+  const runId = options.executionName ?? `local-${randomUUID()}`;
   const definition = substitute(await readFile(RESTORE_DEFINITION, 'utf8'), LOCAL_RESTORE_FUNCTION_ARNS);
   const claim = new RunClaim({
     store: options.store,

@@ -4,25 +4,11 @@
  * (results.ts), the backup it came from, its hooks, and with `--details` every item restored with
  * its outcome. Reads only what it is given.
  */
+import type { RestoreDocument } from '../../functions/common/stored-records.js';
 import type { Results } from '../../shared/domain/storage/results.js';
 import { renderResults } from './results.js';
 
-/** Lifeboat's record of a restore (`plugins/lifeboat/restores/<name>.json`), as far as it is shown. */
-export interface RestoreDocument {
-  readonly metadata?: { readonly name?: string; readonly namespace?: string };
-  readonly spec: { readonly backupName?: string };
-  readonly status: {
-    readonly phase?: string;
-    readonly startTimestamp?: string;
-    readonly completionTimestamp?: string;
-    readonly progress?: { readonly totalItems: number; readonly itemsRestored: number };
-    readonly warnings?: number;
-    readonly errors?: number;
-    readonly failureReason?: string;
-    readonly validationErrors?: readonly string[];
-    readonly hookStatus?: { readonly hooksAttempted?: number; readonly hooksFailed?: number };
-  };
-}
+export type { RestoreDocument };
 
 function resourceListLines(list: Readonly<Record<string, readonly string[]>> | undefined): string[] {
   if (!list) return ['', 'Resource List:  <restore resource list not found>'];
@@ -69,4 +55,30 @@ export function renderRestoreDescribe(described: {
     '',
   ];
   return lines.join('\n');
+}
+
+/** `restore get` as `velero restore get` prints it. */
+export function renderRestoreTable(documents: readonly RestoreDocument[]): string {
+  const rows = [
+    ['NAME', 'BACKUP', 'STATUS', 'STARTED', 'COMPLETED', 'ERRORS', 'WARNINGS', 'CREATED'],
+    ...documents.map((d) => [
+      d.metadata?.name ?? '',
+      d.spec.backupName ?? '',
+      d.status.phase ?? 'New',
+      d.status.startTimestamp ?? '<nil>',
+      d.status.completionTimestamp ?? '<nil>',
+      String(d.status.errors ?? 0),
+      String(d.status.warnings ?? 0),
+      d.metadata?.creationTimestamp ?? '',
+    ]),
+  ];
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd((widths[i] ?? 0) + 3))
+        .join('')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -5,12 +5,14 @@
  * there). Prints the outcome, and every warning and error with its text; a dry run prints what
  * would happen to each item, after the same checks a real run makes (the name included).
  */
+import { randomUUID } from 'node:crypto';
 import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
 import { storedResults } from '../../shared/contracts/backup-files.js';
 import { validateRestoreRequest } from '../../shared/contracts/restore-request.js';
 import { restoreFile } from '../../shared/domain/storage/stored-files.js';
 import { reachableCluster } from '../cluster.js';
 import { executionFailure } from '../execution-failure.js';
+import { endOf, publishLocalOutcome } from '../local/events.js';
 import { localRepository, repositoryKeyFile } from '../local/local-data-mover.js';
 import { runLocalRestore } from '../local/restore-runtime.js';
 import { outputForm, printDocument } from '../output.js';
@@ -49,9 +51,11 @@ export async function createRestore({
   const store = await localStore(values, { mustExist: true });
   const cluster = await reachableCluster(values);
   io.err.write(`Restore request "${restoreName}" submitted (local, reading ${store.location}).\n`);
+  const executionName = `local-${randomUUID()}`;
   const run = runLocalRestore(request, {
     cluster,
     store,
+    executionName,
     // Volumes in the data mover's repository: the one in --dir, its key file outside it.
     dataMover: {
       repository: localRepository(store, repositoryKeyFile(values['repository-key-file'])),
@@ -62,8 +66,24 @@ export async function createRestore({
         `  ${phase}: ${t.created} created, ${t.updated} updated, ${t.skipped} skipped, ${t.failed} failed\n`,
       ),
   });
-  const result = await run.catch(executionFailure({ what: `Restore "${restoreName}"`, io }));
-  if (result === 1) return 1;
+  const ended = await run.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  // A dry run restores nothing and records nothing: it has no event.
+  if (!values['dry-run'])
+    await publishLocalOutcome({
+      store,
+      execution: {
+        workflow: 'restore',
+        name: executionName,
+        input: JSON.stringify({ request }),
+        ...endOf(ended),
+      },
+      warn: (m) => io.err.write(`${m}\n`),
+    });
+  if (!ended.ok) return executionFailure({ what: `Restore "${restoreName}"`, io })(ended.error);
+  const result = ended.value;
   if (form !== 'text') await printDocument({ io, form, document: result });
   if (values['dry-run']) return printDryRun({ plan: result as DryRunPlan, text: form === 'text', io });
   const outcome = result as unknown as RestoreOutcome;

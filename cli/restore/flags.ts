@@ -1,8 +1,18 @@
 /**
- * The flags of `lifeboat restore create|describe`: Velero's, and Lifeboat's own where marked.
+ * The flags of `lifeboat restore create|get|describe|logs|delete`: Velero's, and Lifeboat's own where marked.
  * Descriptions only: what a verb does with them is in its own module.
  */
-import { CONTEXT, DIR, HELP, KUBECONFIG, LOCAL, OUTPUT, REPOSITORY_KEY_FILE } from '../common-flags.js';
+import {
+  CONTEXT,
+  DIR,
+  ENDPOINT,
+  HELP,
+  KUBECONFIG,
+  LOCAL,
+  OUTPUT,
+  REPOSITORY_KEY_FILE,
+  WAIT,
+} from '../common-flags.js';
 import type { FlagSpec } from '../flags.js';
 
 const list = (help: string) => ({ type: 'string' as const, value: 'a,b', help });
@@ -87,11 +97,18 @@ export const restoreCreateFlags = {
     value: 'ID',
     help: "Lifeboat: the external id that role's trust policy asks for",
   },
+  cluster: {
+    type: 'string',
+    value: 'NAME',
+    help: "Lifeboat: the cluster to restore into, by the name the deployment serves it by (default: its only one; with --local, the kubeconfig's)",
+  },
   'repository-key-file': REPOSITORY_KEY_FILE,
   kubeconfig: KUBECONFIG,
   context: CONTEXT,
+  wait: WAIT,
   local: LOCAL,
   dir: DIR,
+  endpoint: ENDPOINT,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
@@ -100,6 +117,31 @@ export const restoreDescribeFlags = {
   details: { type: 'boolean', help: 'list every restored item with its outcome' },
   local: LOCAL,
   dir: DIR,
+  endpoint: ENDPOINT,
+  output: OUTPUT,
+  help: HELP,
+} as const satisfies Record<string, FlagSpec>;
+
+export const restoreGetFlags = {
+  local: LOCAL,
+  dir: DIR,
+  endpoint: ENDPOINT,
+  output: OUTPUT,
+  help: HELP,
+} as const satisfies Record<string, FlagSpec>;
+
+export const restoreLogsFlags = {
+  local: LOCAL,
+  dir: DIR,
+  endpoint: ENDPOINT,
+  help: HELP,
+} as const satisfies Record<string, FlagSpec>;
+
+export const restoreDeleteFlags = {
+  confirm: { type: 'boolean', help: 'delete without asking (required: nothing asks)' },
+  local: LOCAL,
+  dir: DIR,
+  endpoint: ENDPOINT,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;

@@ -93,7 +93,7 @@ export function defaultRestoreName(values: CreateFlags, now: Date): string {
 
 export function restoreRequest(options: { readonly name: string; readonly values: CreateFlags }): unknown {
   return {
-    cluster: 'local',
+    cluster: options.values.cluster ?? 'local',
     restore: {
       apiVersion: 'velero.io/v1',
       kind: 'Restore',

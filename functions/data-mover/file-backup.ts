@@ -11,8 +11,8 @@
  * Never: follow a symlink, read a device or FIFO, or write the manifest before the blobs it names
  * are flushed.
  */
-import { constants } from 'node:fs';
-import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
+import { lstat, readdir, readlink } from 'node:fs/promises';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { type ChunkingParams, FILE_CHUNKING } from '../../shared/domain/files/content-chunker.js';
 import {
@@ -30,11 +30,18 @@ import type {
   Repository,
   RepositoryWriter,
   SnapshotManifest,
-  WriteStats,
 } from '../../shared/ports/repository.js';
-import { FILE_READ_BYTES, storeFileContent } from './file-content.js';
+import { type Counters, fileManifestOf, zeroCounters } from './file-figures.js';
 import { nameKey, ParentSnapshot, parentRootOf } from './file-parent.js';
-import { childPath, fromSource, measureTree, SourceVanished } from './file-source.js';
+import { FileReaders } from './file-readers.js';
+import {
+  childPath,
+  fromSource,
+  measureTree,
+  type Outcome,
+  type Settled,
+  vanishedAsSkipped,
+} from './file-source.js';
 
 export { chunkingOf, fileChunkingRecord } from './file-content.js';
 
@@ -53,7 +60,10 @@ export interface SkippedEntry {
 }
 
 export interface FileBackupOptions {
-  readonly repository: Pick<Repository, 'writer' | 'writeManifest' | 'readManifest' | 'getBlob'>;
+  readonly repository: Pick<
+    Repository,
+    'writer' | 'writeManifest' | 'readManifest' | 'getBlob' | 'forEachBlob'
+  >;
   readonly clock: Clock;
   /** The mounted directory to back up. */
   readonly root: string;
@@ -62,6 +72,8 @@ export interface FileBackupOptions {
   /** A file manifest of the same tree: unchanged files reuse its pieces without being read. */
   readonly parent?: string;
   readonly chunking?: ChunkingParams;
+  /** Files read at once (default 4), each with its own read buffer and chunker. */
+  readonly concurrency?: number;
   /** Walk the tree once first for the progress total (default true). */
   readonly measure?: boolean;
   readonly onProgress?: (progress: FileBackupProgress) => void;
@@ -83,44 +95,21 @@ export interface FileBackupResult {
   readonly skipped: readonly SkippedEntry[];
 }
 
-interface Counters {
-  bytesTotal: number;
-  filesTotal: number;
-  bytesDone: number;
-  filesDone: number;
-  bytesRead: number;
-  totalBytes: number;
-  files: number;
-  directories: number;
-  symlinks: number;
-  hardLinks: number;
-  filesUnchanged: number;
-  chunks: number;
-  chunksDeduplicated: number;
-}
+/** Files read, chunked and stored at once by default: enough to keep both cores and the uploads busy. */
+const DEFAULT_FILES_AT_ONCE = 4;
+
+const shownPath = (names: readonly RawName[]): string =>
+  names.map((n) => (typeof n === 'string' ? n : `base64:${n.base64}`)).join('/');
 
 class TreeBackup {
-  private readonly counters: Counters = {
-    bytesTotal: 0,
-    filesTotal: 0,
-    bytesDone: 0,
-    filesDone: 0,
-    bytesRead: 0,
-    totalBytes: 0,
-    files: 0,
-    directories: 0,
-    symlinks: 0,
-    hardLinks: 0,
-    filesUnchanged: 0,
-    chunks: 0,
-    chunksDeduplicated: 0,
-  };
+  private readonly counters: Counters = zeroCounters();
   readonly skipped: SkippedEntry[] = [];
-  /** First path of each multiply-linked file, by device and inode. */
-  private readonly linked = new Map<string, readonly RawName[]>();
-  private readonly buffer = new Uint8Array(FILE_READ_BYTES);
-
-  private readonly parent: ParentSnapshot | undefined;
+  /** The path holding each multiply-linked file's content (once known), by device and inode. */
+  private readonly linked = new Map<string, Promise<readonly RawName[] | undefined>>();
+  private readonly readers: FileReaders;
+  /** Entries of one directory started and not yet settled, at most. */
+  private readonly windowSize: number;
+  readonly parent: ParentSnapshot | undefined;
 
   constructor(
     private readonly options: FileBackupOptions,
@@ -133,6 +122,23 @@ class TreeBackup {
           ...(options.signal ? { signal: options.signal } : {}),
         })
       : undefined;
+    const files = Math.max(1, options.concurrency ?? DEFAULT_FILES_AT_ONCE);
+    this.windowSize = files * 4;
+    this.readers = new FileReaders({
+      count: files,
+      chunking: options.chunking ?? FILE_CHUNKING,
+      writer,
+      ...(options.signal ? { signal: options.signal } : {}),
+      onRead: (bytes) => {
+        this.counters.bytesRead += bytes;
+        this.counters.bytesDone += bytes;
+        this.progress();
+      },
+      onChunk: (write) => {
+        this.counters.chunks++;
+        if (!write.stored) this.counters.chunksDeduplicated++;
+      },
+    });
   }
 
   get figures(): Counters {
@@ -177,44 +183,44 @@ class TreeBackup {
     const { path, at } = options;
     const previous = options.parentTree ? await this.parent?.entries(options.parentTree) : undefined;
     const names = (await fromSource(readdir(path, { encoding: 'buffer' }))).sort(Buffer.compare);
-    const entries: FileTreeEntry[] = [];
-    for (const nameBytes of names) {
-      const name = rawNameOf(nameBytes);
-      const entryPath = childPath(path, nameBytes);
-      const shown = [...at, name].map((n) => (typeof n === 'string' ? n : `base64:${n.base64}`)).join('/');
-      try {
-        const entry = await this.entry({
-          path: entryPath,
-          at: [...at, name],
-          name,
-          previous: previous?.get(nameKey(name)),
-        });
-        if (typeof entry === 'string') this.skipped.push({ path: shown, reason: entry });
-        else entries.push(entry);
-      } catch (error) {
-        if (!(error instanceof SourceVanished)) throw error;
-        this.skipped.push({ path: shown, reason: 'vanished during the backup' });
+    // The walk is sequential (the tree and its hard links come out the same every run); files'
+    // contents are read behind it, several at once, with a window of them waiting per directory.
+    const outcomes: Promise<Settled>[] = [];
+    const window: Promise<Settled>[] = [];
+    try {
+      for (const nameBytes of names) {
+        const name = rawNameOf(nameBytes);
+        const entry = { path: childPath(path, nameBytes), at: [...at, name], name };
+        const outcome = vanishedAsSkipped(this.entry({ ...entry, previous: previous?.get(nameKey(name)) }));
+        // Handled now (awaited below): a failure while an earlier entry is awaited is no unhandled rejection.
+        outcome.catch(() => undefined);
+        outcomes.push(outcome);
+        window.push(outcome);
+        if (window.length >= this.windowSize) await window.shift();
       }
+    } finally {
+      // Nothing is left running when a walk fails: every file started is waited on.
+      await Promise.allSettled(outcomes);
+    }
+    const entries: FileTreeEntry[] = [];
+    for (const [i, outcome] of (await Promise.all(outcomes)).entries()) {
+      if (typeof outcome !== 'string') entries.push(outcome);
+      else this.skipped.push({ path: shownPath([...at, rawNameOf(names[i] as Buffer)]), reason: outcome });
     }
     this.counters.directories++;
     return this.writeTree(entries, options.self);
   }
 
-  /** One entry, or why it is skipped. */
+  /** One entry, or why it is skipped; a regular file's is settled once its content is stored. */
   private async entry(options: {
     path: Buffer;
     at: readonly RawName[];
     name: RawName;
     previous: FileTreeEntry | undefined;
-  }): Promise<FileTreeEntry | string> {
+  }): Promise<Outcome> {
     const { path, at, name, previous } = options;
     const stats = await fromSource(lstat(path, { bigint: true }));
-    const owner = {
-      name,
-      uid: Number(stats.uid),
-      gid: Number(stats.gid),
-      mtimeNs: stats.mtimeNs.toString(),
-    };
+    const owner = { name, uid: Number(stats.uid), gid: Number(stats.gid), mtimeNs: stats.mtimeNs.toString() };
     const mode = Number(stats.mode & 0o7777n);
     if (stats.isDirectory()) {
       const tree = await this.directory({
@@ -233,12 +239,38 @@ class TreeBackup {
       };
     }
     if (!stats.isFile()) return stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : 'a device file';
-    const inode = stats.nlink > 1n ? `${stats.dev}:${stats.ino}` : undefined;
-    const first = inode ? this.linked.get(inode) : undefined;
-    if (first) {
-      this.counters.hardLinks++;
-      return { name, type: 'hardlink', linkTo: first };
-    }
+    const file = (): Promise<FileTreeEntry> => this.file({ path, stats, owner, mode, previous });
+    if (stats.nlink <= 1n) return { later: file() };
+    // A multiply-linked file: its first name backed up holds the content, later names link to it;
+    // one that vanished while read is not restored, so the next name takes its place.
+    const inode = `${stats.dev}:${stats.ino}`;
+    const before = this.linked.get(inode);
+    const outcome: Promise<Settled> = before
+      ? before.then((linkTo): Settled | Promise<Settled> => {
+          if (!linkTo) return vanishedAsSkipped(file());
+          this.counters.hardLinks++;
+          return { name, type: 'hardlink', linkTo };
+        })
+      : vanishedAsSkipped(file());
+    this.linked.set(
+      inode,
+      outcome.then(
+        (o) => (typeof o === 'string' ? undefined : o.type === 'hardlink' ? o.linkTo : at),
+        () => undefined,
+      ),
+    );
+    return { later: outcome };
+  }
+
+  /** A regular file's entry: its content stored, or its parent's pieces when it is unchanged. */
+  private async file(options: {
+    path: Buffer;
+    stats: BigIntStats;
+    owner: Pick<FileEntry, 'name' | 'uid' | 'gid' | 'mtimeNs'>;
+    mode: number;
+    previous: FileTreeEntry | undefined;
+  }): Promise<FileTreeEntry> {
+    const { path, stats, owner, mode, previous } = options;
     const ctimeNs = stats.ctimeNs.toString();
     const unchanged =
       previous?.type === 'file' &&
@@ -246,9 +278,7 @@ class TreeBackup {
       previous.mtimeNs === owner.mtimeNs &&
       previous.ctimeNs === ctimeNs &&
       (await this.parent?.stillStored(previous)) === true;
-    const content = unchanged ? this.reused(previous) : await this.fileContent(path, stats.ino);
-    // Only a file backed up can be linked to: one that vanished while read is not restored.
-    if (inode) this.linked.set(inode, at);
+    const content = unchanged ? this.reused(previous) : await this.readers.read(path, stats.ino);
     this.counters.files++;
     this.counters.filesDone++;
     this.counters.totalBytes += content.size;
@@ -265,45 +295,6 @@ class TreeBackup {
         ? { contentLists: previous.contentLists }
         : { content: previous.content ?? [] }),
     };
-  }
-
-  private signalOption(): { signal?: AbortSignal } {
-    return this.signal ? { signal: this.signal } : {};
-  }
-
-  /** Reads and chunks one regular file; holes of a sparse file are left out of the pieces. */
-  private async fileContent(
-    path: Buffer,
-    ino: bigint,
-  ): Promise<Pick<FileEntry, 'size' | 'content' | 'contentLists'>> {
-    // O_NOFOLLOW and O_NONBLOCK: a file swapped for a symlink or a FIFO since lstat is not read.
-    const handle = await fromSource(
-      open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK),
-    );
-    try {
-      const stats = await handle.stat({ bigint: true });
-      if (!stats.isFile() || stats.ino !== ino) throw new SourceVanished('replaced since it was listed');
-      return await storeFileContent({
-        handle,
-        // Fewer blocks allocated than the size: the file has holes worth finding.
-        sparse: stats.blocks * 512n < stats.size,
-        writer: this.writer,
-        chunking: this.options.chunking ?? FILE_CHUNKING,
-        buffer: this.buffer,
-        ...this.signalOption(),
-        onRead: (bytes) => {
-          this.counters.bytesRead += bytes;
-          this.counters.bytesDone += bytes;
-          this.progress();
-        },
-        onChunk: (write) => {
-          this.counters.chunks++;
-          if (!write.stored) this.counters.chunksDeduplicated++;
-        },
-      });
-    } finally {
-      await handle.close();
-    }
   }
 
   /** Writes a directory's entries as tree blobs: later pages first, the first one naming them. */
@@ -333,6 +324,7 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
     // flushing nothing waits for that: the parent's blobs are then seen, and reused unread.
     if (parentRoot) await writer.flush(signal ? { signal } : {});
     const backup = new TreeBackup(options, writer);
+    if (parentRoot) await backup.parent?.prefetch(parentRoot);
     if (options.measure !== false) await backup.measure(root);
     const rootTree = await backup.directory({
       path: root,
@@ -347,7 +339,7 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
     });
     await writer.flush(signal ? { signal } : {});
     const figures = backup.figures;
-    const manifest = fileManifestOf({ options, rootTree, figures, writes: writer.stats() });
+    const manifest = fileManifestOf({ ...options, rootTree, figures, writes: writer.stats() });
     await repository.writeManifest(manifest, signal ? { signal } : {});
     return {
       manifest,
@@ -364,28 +356,4 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
     // Releases the writer's lease (after the manifest: writing it checks the lease is held).
     await writer.close?.().catch(() => undefined);
   }
-}
-
-/** The manifest of a finished backup, with the run's figures. */
-function fileManifestOf(backup: {
-  options: FileBackupOptions;
-  rootTree: BlobId;
-  figures: Counters;
-  writes: WriteStats;
-}): SnapshotManifest {
-  const { options, figures, writes } = backup;
-  return {
-    kind: 'file',
-    id: options.manifestId,
-    createdAt: options.clock.now().toISOString(),
-    tags: options.tags ?? {},
-    root: backup.rootTree,
-    stats: {
-      totalBytes: figures.totalBytes,
-      bytesRead: figures.bytesRead,
-      rawBytesStored: writes.rawBytes,
-      storedBytes: writes.storedBytes,
-      blobsDeduplicated: writes.blobsDeduplicated,
-    },
-  };
 }

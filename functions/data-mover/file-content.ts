@@ -3,7 +3,8 @@
  * records. The file is read in 1 MiB pieces, cut by content-defined chunking, each chunk put as a
  * blob; a sparse file's zero blocks are left out as holes (the chunker restarts after each), so
  * the pieces `[offset, length, blob]` have gaps where the holes are. Memory: the caller's read
- * buffer, one chunk, and at most one content list of pending pieces.
+ * buffer and chunker (both reused from file to file), one chunk, and at most one content list of
+ * pending pieces.
  * Never: keep a view of the read buffer past a read (the chunker copies).
  */
 import type { FileHandle } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import type { FileChunking } from '../../shared/contracts/repository.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import {
   type ChunkingParams,
-  ContentChunker,
+  type ContentChunker,
   FILE_CHUNKING,
   FILE_CHUNKING_ALGORITHM,
 } from '../../shared/domain/files/content-chunker.js';
@@ -58,22 +59,26 @@ export function chunkingOf(recorded: FileChunking | undefined): ChunkingParams {
 
 export type StoredContent = Pick<FileEntry, 'size' | 'content' | 'contentLists'>;
 
-/** Reads an open file to its end and stores its chunks; returns its size and pieces. */
-export async function storeFileContent(options: {
-  handle: FileHandle;
+export interface FileContentOptions {
+  readonly handle: FileHandle;
   /** Look for holes (zero blocks) to leave out. */
-  sparse: boolean;
-  writer: RepositoryWriter;
-  chunking: ChunkingParams;
+  readonly sparse: boolean;
+  readonly writer: RepositoryWriter;
+  /** Reused from file to file (reset here): a chunker per file would allocate its chunk buffer each time. */
+  readonly chunker: ContentChunker;
   /** Reused read buffer of FILE_READ_BYTES. */
-  buffer: Uint8Array;
-  onRead: (bytes: number) => void;
-  onChunk: (write: BlobWrite) => void;
-  signal?: AbortSignal;
-}): Promise<StoredContent> {
+  readonly buffer: Uint8Array;
+  readonly onRead: (bytes: number) => void;
+  readonly onChunk: (write: BlobWrite) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** Reads an open file to its end and stores its chunks; returns its size and pieces. */
+export async function storeFileContent(options: FileContentOptions): Promise<StoredContent> {
   const { handle, sparse, writer, buffer, signal } = options;
   const signalOption = signal ? { signal } : {};
-  const chunker = new ContentChunker(options.chunking);
+  // A previous file may have ended midway (vanished, aborted): this one starts a stream of its own.
+  options.chunker.reset();
   const pieces: ContentPiece[] = [];
   const lists: BlobId[] = [];
   const putList = async (listed: readonly ContentPiece[]): Promise<void> => {
@@ -92,10 +97,10 @@ export async function storeFileContent(options: {
   };
   const feed = async (data: Uint8Array, at: number): Promise<void> => {
     chunkAt ??= at;
-    for (const chunk of chunker.push(data)) await emit(chunk);
+    for (const chunk of options.chunker.push(data)) await emit(chunk);
   };
   const endRegion = async (): Promise<void> => {
-    const last = chunker.finish();
+    const last = options.chunker.finish();
     if (last) await emit(last);
     chunkAt = undefined;
   };

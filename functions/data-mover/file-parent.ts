@@ -15,6 +15,7 @@ import {
   TREE_FORMAT,
 } from '../../shared/domain/files/tree.js';
 import type { BlobId, Repository, RepositoryWriter } from '../../shared/ports/repository.js';
+import { TreeBlobsAhead } from './file-tree-ahead.js';
 
 /**
  * The parent manifest's root tree; none when the parent is gone (deleted by `backup delete` and
@@ -41,17 +42,25 @@ export async function parentRootOf(options: {
 export const nameKey = (name: RawName): string => Buffer.from(rawNameBytes(name)).toString('latin1');
 
 export class ParentSnapshot {
+  private readonly trees: TreeBlobsAhead;
+
   constructor(
     private readonly options: {
-      repository: Pick<Repository, 'getBlob'>;
+      repository: Pick<Repository, 'getBlob' | 'forEachBlob'>;
       writer: RepositoryWriter;
       signal?: AbortSignal;
     },
-  ) {}
+  ) {
+    this.trees = new TreeBlobsAhead(options);
+  }
 
-  private async blob(id: BlobId): Promise<Uint8Array> {
-    const { signal } = this.options;
-    return this.options.repository.getBlob(id, signal ? { signal } : {});
+  /** Reads the parent's tree blobs ahead, by pack: an unchanged tree then costs a few reads. */
+  prefetch(root: BlobId): Promise<void> {
+    return this.trees.prefetch(root);
+  }
+
+  private blob(id: BlobId): Promise<Uint8Array> {
+    return this.trees.get(id);
   }
 
   /** A directory's entries in the parent (all its pages), by name key; none when a page is gone. */

@@ -18,13 +18,11 @@ import {
   lchown,
   link,
   lstat,
-  lutimes,
   mkdir,
   open,
   rm,
   symlink,
   unlink,
-  utimes,
 } from 'node:fs/promises';
 import { HostileFileTree, LifeboatError } from '../../shared/domain/errors.js';
 import {
@@ -40,6 +38,9 @@ import {
   type TreeBlob,
 } from '../../shared/domain/files/tree.js';
 import type { BlobId, Repository } from '../../shared/ports/repository.js';
+import { PackRestore, type PendingFile } from './file-pack-restore.js';
+import { type FileTimes, fileTimes } from './file-times.js';
+import { TreeBlobsAhead } from './file-tree-ahead.js';
 
 /** Deeper than any real tree (PATH_MAX is 4096 bytes): a hostile tree cannot recurse forever. */
 const MAX_DEPTH = 2048;
@@ -51,14 +52,16 @@ export interface FileRestoreProgress {
 }
 
 export interface FileRestoreOptions {
-  readonly repository: Pick<Repository, 'readManifest' | 'getBlob'>;
+  readonly repository: Pick<Repository, 'readManifest' | 'getBlob' | 'forEachBlob'>;
   readonly manifestId: string;
   /** Created if missing; an existing directory (not a symlink) is restored into. */
   readonly target: string;
   /** Restore uid and gid (default: when running as root, the only user who can). */
   readonly ownership?: boolean;
-  /** Blobs fetched at once for one file (default 4): memory is this many chunks. */
+  /** Pack ranges read at once (default 4): memory is about this many ranges (16 MiB at most each). */
   readonly concurrency?: number;
+  /** How times are set (default: to the nanosecond with the set-times helper if it is there). */
+  readonly times?: FileTimes;
   readonly onProgress?: (progress: FileRestoreProgress) => void;
   readonly signal?: AbortSignal;
 }
@@ -70,6 +73,8 @@ export interface FileRestoreResult {
   readonly hardLinks: number;
   /** Bytes of file data written (holes are not written). */
   readonly bytesWritten: number;
+  /** What mtimes and atimes are exact to: nanoseconds with the set-times helper. */
+  readonly timePrecision: FileTimes['precision'];
 }
 
 const SLASH = Buffer.from('/');
@@ -78,49 +83,33 @@ const childPath = (dir: Buffer, name: RawName): Buffer =>
 const shown = (names: readonly RawName[]): string =>
   names.map((n) => (typeof n === 'string' ? n : `base64:${n.base64}`)).join('/') || '.';
 
-/** Seconds as a double, the precision Node's utimes takes. */
-function secondsOf(mtimeNs: string): number {
-  const ns = BigInt(mtimeNs);
-  return Number(ns / 1_000_000_000n) + Number(ns % 1_000_000_000n) / 1e9;
-}
-
-/** Runs `work` for each item with at most `limit` running; the first failure is thrown. */
-async function forEachBounded<T>(
-  items: AsyncIterable<T>,
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  const running = new Set<Promise<void>>();
-  let failure: { error: unknown } | undefined;
-  for await (const item of items) {
-    if (failure) break;
-    const task: Promise<void> = work(item)
-      .catch((error: unknown) => {
-        failure ??= { error };
-      })
-      .finally(() => running.delete(task));
-    running.add(task);
-    if (running.size >= limit) await Promise.race(running);
-  }
-  await Promise.all(running);
-  if (failure) throw failure.error;
-}
-
 class TreeRestore {
   readonly counts = { files: 0, directories: 0, symlinks: 0, hardLinks: 0, bytesWritten: 0 };
   private bytesDone = 0;
   private readonly ownership: boolean;
+  readonly contents: PackRestore;
+  /** The tree's blobs, read ahead by pack. */
+  readonly trees: TreeBlobsAhead;
 
   constructor(
     private readonly options: FileRestoreOptions,
     private readonly root: Buffer,
     private readonly bytesTotal: number,
+    private readonly times: FileTimes,
   ) {
     this.ownership = options.ownership ?? process.getuid?.() === 0;
-  }
-
-  private signalOption(): { signal?: AbortSignal } {
-    return this.options.signal ? { signal: this.options.signal } : {};
+    this.trees = new TreeBlobsAhead(options);
+    this.contents = new PackRestore({
+      repository: options.repository,
+      concurrency: options.concurrency ?? 4,
+      finish: (file) => this.finishFile(file),
+      onWritten: (bytes) => {
+        this.counts.bytesWritten += bytes;
+        this.bytesDone += bytes;
+        this.progress();
+      },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   }
 
   private progress(): void {
@@ -132,7 +121,7 @@ class TreeRestore {
   }
 
   private async blob(id: BlobId): Promise<Uint8Array> {
-    return this.options.repository.getBlob(id, this.signalOption());
+    return this.trees.get(id);
   }
 
   async treePage(id: BlobId): Promise<TreeBlob> {
@@ -194,7 +183,7 @@ class TreeRestore {
       case 'symlink':
         await symlink(Buffer.from(rawNameBytes(entry.target)), path);
         if (this.ownership) await lchown(path, entry.uid, entry.gid);
-        await lutimes(path, secondsOf(entry.mtimeNs), secondsOf(entry.mtimeNs));
+        await this.times.set(path, { atimeNs: entry.mtimeNs, mtimeNs: entry.mtimeNs, symlink: true });
         this.counts.symlinks++;
         return;
       case 'hardlink':
@@ -226,7 +215,7 @@ class TreeRestore {
   async attributes(path: Buffer | string, attributes: DirectoryAttributes): Promise<void> {
     if (this.ownership) await chown(path, attributes.uid, attributes.gid);
     await chmod(path, attributes.mode);
-    await utimes(path, secondsOf(attributes.mtimeNs), secondsOf(attributes.mtimeNs));
+    await this.times.set(Buffer.from(path), { atimeNs: attributes.mtimeNs, mtimeNs: attributes.mtimeNs });
   }
 
   /** A file's pieces in order, from its entry or its content lists, checked against its size. */
@@ -250,38 +239,31 @@ class TreeRestore {
     }
   }
 
+  /** Creates the file at its size (all hole) and gathers its pieces, written by pack later. */
   private async file(path: Buffer, at: readonly RawName[], entry: FileEntry): Promise<void> {
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
     const handle: FileHandle = await open(path, flags, 0o600);
-    let written = 0;
     try {
-      // Truncating first makes the whole file a hole; only the pieces are written into it.
       await handle.truncate(entry.size);
-      await forEachBounded(
-        this.pieces(entry, at),
-        this.options.concurrency ?? 4,
-        async ([offset, length, id]) => {
-          const data = await this.blob(id);
-          if (data.length !== length)
-            throw new HostileFileTree(
-              shown(at),
-              `blob ${id} holds ${data.length} bytes, the entry says ${length}`,
-            );
-          await handle.write(data, 0, length, offset);
-          written += length;
-          this.bytesDone += length;
-          this.progress();
-        },
-      );
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+    await this.contents.add({ handle, path, entry, shown: shown(at) }, this.pieces(entry, at));
+  }
+
+  /** Once its pieces are written: ownership, mode (after chown, which clears setuid), times. */
+  private async finishFile(file: PendingFile): Promise<void> {
+    const { handle, entry } = file;
+    try {
       if (this.ownership) await handle.chown(entry.uid, entry.gid);
       await handle.chmod(entry.mode);
-      await handle.utimes(secondsOf(entry.mtimeNs), secondsOf(entry.mtimeNs));
     } finally {
       await handle.close();
     }
+    await this.times.set(file.path, { atimeNs: entry.mtimeNs, mtimeNs: entry.mtimeNs });
     this.counts.files++;
-    this.counts.bytesWritten += written;
-    this.bytesDone += entry.size - written;
+    this.bytesDone += entry.size - file.pieceBytes;
     this.progress();
   }
 }
@@ -298,10 +280,19 @@ export async function restoreFileTree(options: FileRestoreOptions): Promise<File
     throw new LifeboatError(`cannot restore into ${options.target}: not a directory (or a symlink to one)`);
 
   const root = Buffer.from(options.target);
-  const restore = new TreeRestore(options, root, manifest.stats.totalBytes);
-  const first = await restore.treePage(manifest.root);
-  await restore.directory({ path: root, at: [], first });
-  if (first.directory) await restore.attributes(root, first.directory);
+  const times = options.times ?? fileTimes();
+  const restore = new TreeRestore(options, root, manifest.stats.totalBytes, times);
+  try {
+    await restore.trees.prefetch(manifest.root);
+    const first = await restore.treePage(manifest.root);
+    await restore.directory({ path: root, at: [], first });
+    await restore.contents.flush();
+    if (first.directory) await restore.attributes(root, first.directory);
+  } finally {
+    await restore.contents.abandon();
+    // Every time queued is applied (or has failed) before the restore ends either way.
+    await times.close();
+  }
   restore.counts.directories++;
-  return { ...restore.counts };
+  return { ...restore.counts, timePrecision: times.precision };
 }

@@ -4,6 +4,7 @@
  * which the backup skips and lists; every other failure stops it.
  */
 import { lstat, readdir } from 'node:fs/promises';
+import type { FileTreeEntry } from '../../shared/domain/files/tree.js';
 
 const SLASH = Buffer.from('/');
 
@@ -14,6 +15,21 @@ const isGone = (error: unknown): boolean =>
 
 /** A source entry that disappeared (or was swapped) while the backup read it: skipped, not fatal. */
 export class SourceVanished extends Error {}
+
+/** An entry, why it is skipped, or (a regular file) either of them once its content is stored. */
+export type Settled = FileTreeEntry | string;
+export type Outcome = Settled | { readonly later: Promise<Settled> };
+
+/** The outcome settled; a source entry that vanished meanwhile is skipped, not a failure. */
+export async function vanishedAsSkipped(outcome: Promise<Outcome>): Promise<Settled> {
+  try {
+    const o = await outcome;
+    return typeof o === 'object' && 'later' in o ? await o.later : o;
+  } catch (error) {
+    if (!(error instanceof SourceVanished)) throw error;
+    return 'vanished during the backup';
+  }
+}
 
 /**
  * A file system call on the source tree, its "gone" failures turned into SourceVanished, so only

@@ -16,7 +16,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ebsAccess, objectStoreAt, repositoryKeyWrapper } from '../../shared/adapters/data-mover-adapters.js';
+import { objectStoreAt, repositoryKeyWrapper } from '../../shared/adapters/data-mover-adapters.js';
 import { openRepository } from '../../shared/adapters/repository/open-repository.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import {
@@ -121,13 +121,17 @@ function repositoryOpener(options: {
     });
 }
 
-function depsOf(options: {
+async function depsOf(options: {
   job: DataMoverJob;
   detached: boolean;
   env: MoverEnv;
   signal: AbortSignal;
-}): DataMoverDeps {
+}): Promise<DataMoverDeps> {
   const { job, env } = options;
+  // Block jobs only: file jobs never load the EC2 and EBS clients (most of a start-up's time).
+  const { ebsAccess } = job.kind.startsWith('block-')
+    ? await import('../../shared/adapters/ebs-access.js')
+    : { ebsAccess: undefined };
   const location = job.repository;
   const region = location.region ?? env.AWS_REGION;
   if (location.bucket && !region) throw invalid('repository.region', 'give the region or set AWS_REGION');
@@ -148,7 +152,7 @@ function depsOf(options: {
   };
   const sockets = Math.max(64, (job.concurrency ?? 32) * 2);
   const target =
-    job.kind === 'block-restore'
+    job.kind === 'block-restore' && ebsAccess
       ? ebsAccess({
           region: ebsRegion(job.target.region, 'target.region'),
           ...(job.target.roleArn ? { roleArn: job.target.roleArn } : {}),
@@ -159,7 +163,7 @@ function depsOf(options: {
   return {
     openRepository: repositoryOpener({ store, location, region }),
     work: options.detached ? detachedJobWork : storedJobWork({ store, jobId: job.jobId }),
-    ...(job.kind === 'block-backup'
+    ...(job.kind === 'block-backup' && ebsAccess
       ? {
           sourceBlocks: () =>
             ebsAccess({ region: ebsRegion(job.source.region, 'source.region'), maxSockets: sockets }).blocks,
@@ -180,7 +184,7 @@ export async function main(argv: readonly string[], source: NodeJS.ProcessEnv): 
   try {
     const env = moverEnv.parse(source);
     const { job, detached } = await jobOf(argv, env);
-    const progress = await runDataMoverJob(job, depsOf({ job, detached, env, signal: stop.signal }));
+    const progress = await runDataMoverJob(job, await depsOf({ job, detached, env, signal: stop.signal }));
     process.stdout.write(`${JSON.stringify(progress)}\n`);
     if (progress.result?.kind === 'verify' && progress.result.problemCount > 0) {
       process.stderr.write(`verify found ${progress.result.problemCount} problem(s)\n`);

@@ -24,6 +24,7 @@ import {
   type BackupDocument,
   type BackupPhase,
   backupDocument,
+  CLUSTER_ANNOTATION,
   resourceList,
 } from '../../shared/domain/storage/backup-document.js';
 import {
@@ -279,6 +280,8 @@ function finishedDocument(options: {
     ...(metadata.annotations ?? {}),
     ...sourceClusterAnnotations(options.collected),
     [RESOURCE_TIMEOUT_ANNOTATION]: VELERO_SERVER_DEFAULTS.resourceTimeout,
+    // Which cluster it is a backup of: the API lists backups by cluster.
+    [CLUSTER_ANNOTATION]: run.cluster,
   };
   return backupDocument({
     name: run.name,

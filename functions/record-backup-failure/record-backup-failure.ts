@@ -6,7 +6,7 @@
 import { gzipSync } from 'node:zlib';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
 import type { BackupRun } from '../../shared/contracts/backup-run.js';
-import { backupDocument } from '../../shared/domain/storage/backup-document.js';
+import { backupDocument, CLUSTER_ANNOTATION } from '../../shared/domain/storage/backup-document.js';
 import {
   RESOURCE_TIMEOUT_ANNOTATION,
   storedBackupSpec,
@@ -67,6 +67,7 @@ export async function recordBackupFailure(
     annotations: {
       ...(request?.success ? (request.data.backup.metadata.annotations ?? {}) : {}),
       [RESOURCE_TIMEOUT_ANNOTATION]: VELERO_SERVER_DEFAULTS.resourceTimeout,
+      [CLUSTER_ANNOTATION]: run.cluster,
     },
     spec: storedBackupSpec(spec),
     startedAt: new Date(run.startedAt),

@@ -1,8 +1,11 @@
 /**
  * CDK app entry: `npx cdk synth` (cdk.json) or `npm run synth`. Context: `lifeboat:clusters`
- * (EKS cluster names, comma-separated), `lifeboat:objectLock` (GOVERNANCE or COMPLIANCE).
+ * (EKS cluster names, comma-separated), `lifeboat:objectLock` (GOVERNANCE or COMPLIANCE),
+ * `lifeboat:apiAccounts` (the only accounts whose principals may call the API, comma-separated),
+ * `lifeboat:alarmTopic` (true: the alarms go to a new SNS topic).
  */
 import { App, Validations } from 'aws-cdk-lib';
+import { AccountPrincipal } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { LifeboatStack } from '../lifeboat-stack.js';
 
@@ -14,8 +17,18 @@ const clusters = String(app.node.tryGetContext('lifeboat:clusters') ?? '')
 const lockMode = String(app.node.tryGetContext('lifeboat:objectLock') ?? '').toUpperCase();
 if (lockMode && lockMode !== 'GOVERNANCE' && lockMode !== 'COMPLIANCE')
   throw new Error(`-c lifeboat:objectLock must be GOVERNANCE or COMPLIANCE, not "${lockMode}"`);
+const apiAccounts = String(app.node.tryGetContext('lifeboat:apiAccounts') ?? '')
+  .split(',')
+  .map((a) => a.trim())
+  .filter(Boolean);
+for (const account of apiAccounts)
+  if (!/^\d{12}$/.test(account))
+    throw new Error(`-c lifeboat:apiAccounts must be 12-digit account ids, not "${account}"`);
+const alarmTopic = String(app.node.tryGetContext('lifeboat:alarmTopic') ?? '') === 'true';
 new LifeboatStack(app, 'Lifeboat', {
   clusters,
+  ...(apiAccounts.length ? { apiPrincipals: apiAccounts.map((a) => new AccountPrincipal(a)) } : {}),
+  ...(alarmTopic ? { alarmTopic } : {}),
   ...(lockMode ? { objectLock: { mode: lockMode as 'GOVERNANCE' | 'COMPLIANCE' } } : {}),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });

@@ -132,7 +132,7 @@ export class RestoreWorkflow extends Construct {
       timeout: minutes(5),
       access: { writes: ['restores', 'restoreRecords'], deletes: ['restoreWork'] },
     });
-    const invoked = [
+    const steps = {
       validate,
       plan,
       restoreVolumes,
@@ -142,7 +142,8 @@ export class RestoreWorkflow extends Construct {
       recipeHook,
       finalize,
       recordFailure,
-    ];
+    };
+    const invoked = Object.values(steps);
     acknowledgeStepFunctions(this, { store, invokedByStateMachine: invoked });
     this.hookRunner = new HookRunner(this, 'HookRunner', {
       store,
@@ -168,15 +169,7 @@ export class RestoreWorkflow extends Construct {
       name: stateMachineName,
       definitionFile: RESTORE_DEFINITION_FILE,
       substitutions: restoreSubstitutions({
-        validate,
-        plan,
-        restoreVolumes,
-        phase,
-        patchVolumes,
-        hooks,
-        recipeHook,
-        finalize,
-        recordFailure,
+        ...steps,
         hookRunner: this.hookRunner.substitutions(),
         dataMover: this.dataMover.substitutions(),
       }),

@@ -189,26 +189,19 @@ export class LocalDirectoryStore implements ObjectStore {
     }
   }
 
+  async size(key: string): Promise<number | undefined> {
+    try {
+      const found = await stat(this.path(key));
+      return found.isFile() ? found.size : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   async list(prefix: string): Promise<string[]> {
     const out: string[] = [];
-    const walk = async (dir: string): Promise<void> => {
-      let entries: import('node:fs').Dirent[];
-      try {
-        entries = await readdir(dir, { withFileTypes: true });
-      } catch {
-        return;
-      }
-      for (const entry of entries) {
-        const full = join(dir, entry.name);
-        if (entry.isDirectory()) await walk(full);
-        else if (!entry.name.includes(TMP_MARK)) {
-          const key = relative(this.root, full).split(sep).join('/');
-          if (key.startsWith(prefix)) out.push(key);
-        }
-      }
-    };
-    const slash = prefix.lastIndexOf('/');
-    await walk(slash >= 0 ? this.path(prefix.slice(0, slash + 1)) : this.root);
+    for await (const { key, name } of this.filesUnder(prefix))
+      if (!name.includes(TMP_MARK) && key.startsWith(prefix)) out.push(key);
     return out.sort();
   }
 
@@ -219,27 +212,27 @@ export class LocalDirectoryStore implements ObjectStore {
   /** Removes temporary files under the prefix whose writer process is gone; the count removed. */
   async removeTemporaries(prefix: string): Promise<number> {
     let removed = 0;
-    const walk = async (dir: string): Promise<void> => {
-      let entries: import('node:fs').Dirent[];
-      try {
-        entries = await readdir(dir, { withFileTypes: true });
-      } catch {
-        return;
-      }
+    for await (const { full, key, name } of this.filesUnder(prefix)) {
+      if (!name.includes(TMP_MARK) || !key.startsWith(prefix)) continue;
+      if (!(await this.staleTemporary(full, name))) continue;
+      await unlink(full).catch(() => undefined);
+      removed++;
+    }
+    return removed;
+  }
+
+  /** Every file below the prefix's folder (a folder that cannot be read holds none), with its key. */
+  private async *filesUnder(prefix: string): AsyncGenerator<{ full: string; key: string; name: string }> {
+    const slash = prefix.lastIndexOf('/');
+    const pending = [slash >= 0 ? this.path(prefix.slice(0, slash + 1)) : this.root];
+    for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
       for (const entry of entries) {
         const full = join(dir, entry.name);
-        if (entry.isDirectory()) await walk(full);
-        else if (entry.name.includes(TMP_MARK) && (await this.staleTemporary(full, entry.name))) {
-          const key = relative(this.root, full).split(sep).join('/');
-          if (!key.startsWith(prefix)) continue;
-          await unlink(full).catch(() => undefined);
-          removed++;
-        }
+        if (entry.isDirectory()) pending.push(full);
+        else yield { full, key: relative(this.root, full).split(sep).join('/'), name: entry.name };
       }
-    };
-    const slash = prefix.lastIndexOf('/');
-    await walk(slash >= 0 ? this.path(prefix.slice(0, slash + 1)) : this.root);
-    return removed;
+    }
   }
 
   /** A temporary file no running writer will finish: its PID's process is gone. */

@@ -190,6 +190,21 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
+  async size(key: string, options?: { signal?: AbortSignal }): Promise<number | undefined> {
+    try {
+      const head = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }),
+        {
+          abortSignal: options?.signal,
+        },
+      );
+      return head.ContentLength;
+    } catch (error) {
+      if (status(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
   async list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]> {
     const keys: string[] = [];
     let token: string | undefined;

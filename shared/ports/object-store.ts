@@ -35,6 +35,8 @@ export interface ObjectStore {
     options?: { signal?: AbortSignal },
   ): Promise<Uint8Array | undefined>;
   exists(key: string, options?: { signal?: AbortSignal }): Promise<boolean>;
+  /** An object's size in bytes, undefined when it does not exist. Optional: run metrics use it. */
+  size?(key: string, options?: { signal?: AbortSignal }): Promise<number | undefined>;
   /** Every key under the prefix, in lexicographic order. */
   list(prefix: string, options?: { signal?: AbortSignal }): Promise<string[]>;
   delete(key: string, options?: { signal?: AbortSignal }): Promise<void>;

@@ -68,6 +68,17 @@ export interface RepositoryReader {
    * order, and a backup wrote them in order), so a restore makes far fewer requests than blobs.
    */
   getBlobs(ids: readonly BlobId[], options?: { signal?: AbortSignal }): Promise<Uint8Array[]>;
+  /**
+   * Hands each distinct blob asked for to `onBlob` once, checked as getBlob checks it, as soon as
+   * its pack range is read: a restore by pack. Blobs near each other in one pack come with one
+   * ranged read, no range is read twice, `concurrency` reads are in flight (default 4), and memory
+   * holds those reads only; `onBlob` runs for several blobs at once.
+   */
+  forEachBlob(
+    ids: Iterable<BlobId>,
+    onBlob: (id: BlobId, data: Uint8Array) => Promise<void>,
+    options?: { concurrency?: number; signal?: AbortSignal },
+  ): Promise<void>;
 }
 
 /** Where a block-mode snapshot's data came from; free-form facts kept for restore and describe. */

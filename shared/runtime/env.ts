@@ -16,6 +16,14 @@ export const lambdaEnv = z.object({
   LIFEBOAT_REPOSITORY_KEY: z.string().min(1).optional(),
   /** S3 Object Lock on the bucket: a backup's objects are retained until its expiration, in this mode. */
   LIFEBOAT_OBJECT_LOCK_MODE: z.enum(['GOVERNANCE', 'COMPLIANCE']).optional(),
+  /** The API's state machines, one per workflow (the API function only). */
+  LIFEBOAT_BACKUP_STATE_MACHINE_ARN: z.string().min(1).optional(),
+  LIFEBOAT_RESTORE_STATE_MACHINE_ARN: z.string().min(1).optional(),
+  LIFEBOAT_DELETE_STATE_MACHINE_ARN: z.string().min(1).optional(),
+  /** The clusters this deployment serves, comma-separated (the API function only). */
+  LIFEBOAT_CLUSTERS: z.string().default(''),
+  /** The EventBridge bus that receives Lifeboat's events (default: the account's default bus). */
+  LIFEBOAT_EVENT_BUS: z.string().min(1).optional(),
   /** Path-style S3 addressing, for S3-compatible endpoints. */
   LIFEBOAT_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
 });
@@ -34,4 +42,19 @@ export function requireQueueUrl(env: LambdaEnv): string {
   if (!env.ITEM_BLOCK_QUEUE_URL)
     throw new Error('Lifeboat function misconfigured: ITEM_BLOCK_QUEUE_URL is not set');
   return env.ITEM_BLOCK_QUEUE_URL;
+}
+
+/** The state machines the API starts, each named by its variable when missing. */
+export function requireStateMachines(env: LambdaEnv): Record<'backup' | 'restore' | 'delete', string> {
+  const machines = {
+    backup: env.LIFEBOAT_BACKUP_STATE_MACHINE_ARN,
+    restore: env.LIFEBOAT_RESTORE_STATE_MACHINE_ARN,
+    delete: env.LIFEBOAT_DELETE_STATE_MACHINE_ARN,
+  };
+  const missing = Object.entries(machines).filter(([, arn]) => !arn);
+  if (missing.length > 0)
+    throw new Error(
+      `Lifeboat function misconfigured: ${missing.map(([w]) => `LIFEBOAT_${w.toUpperCase()}_STATE_MACHINE_ARN`).join(', ')} not set`,
+    );
+  return machines as Record<'backup' | 'restore' | 'delete', string>;
 }

@@ -59,10 +59,12 @@ export interface ProxyCounts {
   held: number;
   /** Connections cut by a kill. */
   cut: number;
+  /** Connections clients opened (keep-alive reuses one for many requests). */
+  opened: number;
 }
 
 export class FaultProxy {
-  readonly counts: ProxyCounts = { forwarded: 0, faulted: 0, held: 0, cut: 0 };
+  readonly counts: ProxyCounts = { forwarded: 0, faulted: 0, held: 0, cut: 0, opened: 0 };
   private readonly rules: ActiveRule[] = [];
   private readonly sockets = new Set<Socket>();
   private readonly listeners: ((req: IncomingMessage) => void)[] = [];
@@ -94,9 +96,14 @@ export class FaultProxy {
     return FaultProxy.listen({ proxy, server: createHttpsServer({ cert, key }), scheme: 'https' });
   }
 
-  /** A proxy in front of a plain HTTP endpoint (moto). */
-  static async forHttp(endpoint: string): Promise<FaultProxy> {
+  /**
+   * A proxy in front of a plain HTTP endpoint (moto). `keepAlive`: clients' connections stay open
+   * as S3's do (moto answers every request with `Connection: close`), so a test sees whether a
+   * client reuses them.
+   */
+  static async forHttp(endpoint: string, options: { keepAlive?: boolean } = {}): Promise<FaultProxy> {
     const proxy = httpProxy.createProxyServer({ target: endpoint });
+    if (options.keepAlive) proxy.on('proxyRes', (res: IncomingMessage) => delete res.headers.connection);
     return FaultProxy.listen({ proxy, server: createHttpServer(), scheme: 'http' });
   }
 
@@ -118,6 +125,7 @@ export class FaultProxy {
 
   private wire(): void {
     this.server.on('connection', (socket: Socket) => {
+      this.counts.opened++;
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });

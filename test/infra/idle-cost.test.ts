@@ -1,6 +1,7 @@
 /**
  * What the stack costs while no backup runs, read from the template (README, "Deploying"): only
- * its KMS keys bill by the month ($1 each) and the SQS event source mappings poll their queues.
+ * its KMS keys ($1 each) and CloudWatch alarms ($0.10 each) bill by the month, and the SQS event
+ * source mappings poll their queues.
  * Nothing that runs or bills by the hour while idle: no NAT gateway, no interface VPC endpoint,
  * no ECS service, no provisioned concurrency, no EC2 instance.
  */
@@ -18,8 +19,9 @@ const template = Template.fromStack(
 const count = (type: string) => Object.keys(template.findResources(type)).length;
 
 describe('the stack while idle', () => {
-  it('bills by the month only for its two KMS keys', () => {
+  it('bills by the month only for its two KMS keys and five alarms', () => {
     expect(count('AWS::KMS::Key')).toBe(2);
+    expect(count('AWS::CloudWatch::Alarm')).toBe(5);
   });
 
   it('has nothing that runs or bills by the hour', () => {

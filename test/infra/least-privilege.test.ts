@@ -69,7 +69,7 @@ describe('least privilege in the stack', () => {
     expect(new Set(roles).size).toBe(roles.length);
   });
 
-  it('lets no role delete a backup’s objects or any object version', () => {
+  it('lets only the delete workflow’s DeleteBackup delete a backup’s objects, and no role any object version', () => {
     const deleting: string[] = [];
     for (const [role, statements] of byRole) {
       for (const s of statements) {
@@ -77,10 +77,10 @@ describe('least privilege in the stack', () => {
         if (!grants(s, 's3:DeleteObject')) continue;
         for (const path of objectPaths(s, bucketId))
           if (iamMatch(path, 'backups/nightly/velero-backup.json', { caseless: false }))
-            deleting.push(`${role}: s3:DeleteObject on ${path}`);
+            deleting.push(`${role.replace(/Role[0-9A-F]{8}$/, '')}: s3:DeleteObject on ${path}`);
       }
     }
-    expect(deleting).toEqual([]);
+    expect(deleting).toEqual(['DeleteDeleteBackup: s3:DeleteObject on backups/*']);
   });
 
   it('lets only FinalizeBackup and RecordBackupFailure write under backups/, and no role write everywhere', () => {

@@ -221,8 +221,34 @@ function jsonTarget(request: SignedRequest, ctx: ClassifyContext, service: strin
       actions: [{ action: `kms:${operation}`, resources: keyId ? [ctx.keys.keyArn(keyId)] : ['*'] }],
     };
   }
-  // states: the gateway answers SendTask* itself and names the state machine there.
-  return { operation, actions: [{ action: `${service}:${operation}`, resources: ['*'] }] };
+  if (service === 'events') return events(operation, body, ctx);
+  // states: StartExecution names its state machine, DescribeExecution its execution; the
+  // gateway answers SendTask* itself and names the state machine there.
+  const named =
+    operation === 'StartExecution'
+      ? body.stateMachineArn
+      : operation === 'DescribeExecution'
+        ? body.executionArn
+        : undefined;
+  return {
+    operation,
+    actions: [{ action: `${service}:${operation}`, resources: [typeof named === 'string' ? named : '*'] }],
+  };
+}
+
+/** EventBridge PutEvents: authorized on each entry's bus (the account's default bus unless named). */
+function events(operation: string, body: Record<string, unknown>, ctx: ClassifyContext) {
+  if (operation !== 'PutEvents') throw new UnclassifiedRequest(`EventBridge ${operation}`);
+  const busArn = (name: unknown) => {
+    const bus = typeof name === 'string' && name ? name : 'default';
+    return bus.startsWith('arn:') ? bus : `arn:aws:events:${ctx.region}:${ctx.account}:event-bus/${bus}`;
+  };
+  const entries = Array.isArray(body.Entries) ? (body.Entries as Record<string, unknown>[]) : [];
+  const buses = [...new Set(entries.map((e) => busArn(e.EventBusName)))];
+  return {
+    operation,
+    actions: [{ action: 'events:PutEvents', resources: buses.length ? buses : [busArn(undefined)] }],
+  };
 }
 
 function ec2(request: SignedRequest, ctx: ClassifyContext) {
@@ -329,6 +355,7 @@ export function classify(request: SignedRequest, ctx: ClassifyContext): Classifi
       return { ...base, ...sqs(request, ctx) };
     case 'kms':
     case 'states':
+    case 'events':
       return { ...base, ...jsonTarget(request, ctx, service) };
     case 'ec2':
       return { ...base, ...ec2(request, ctx) };

@@ -13,6 +13,7 @@ import { testEnv, uniqueName } from '../integration/support/env.js';
 import { waitFor } from '../integration/support/wait.js';
 import { RBAC_MANIFEST } from './eks.js';
 import { type Rehearsal, type RehearsalOptions, startRehearsal } from './rehearsal.js';
+import { namespaceForPods } from './sample.js';
 import { type CloudAssembly, type Json, resourcesOf } from './template.js';
 
 const LONG = 600_000;
@@ -42,13 +43,7 @@ describe('the rehearsal fails a broken stack', () => {
   /** A namespace with a ConfigMap and a Running pod whose long backup pre hook writes a file. */
   async function workload(r: Rehearsal): Promise<{ namespace: string; marker: string }> {
     const core = r.kubeConfig.makeApiClient(CoreV1Api);
-    const namespace = uniqueName('broken');
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await waitFor('the default service account', async () =>
-      (await core.listNamespacedServiceAccount({ namespace })).items.some(
-        (a) => a.metadata?.name === 'default',
-      ),
-    );
+    const namespace = await namespaceForPods(core, 'broken');
     await core.createNamespacedConfigMap({
       namespace,
       body: { metadata: { name: 'settings' }, data: { a: '1' } },

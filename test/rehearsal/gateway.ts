@@ -4,7 +4,8 @@
  * caller's role (iam.ts) and metered, then forwarded to moto. A refused call is answered with
  * AWS's AccessDenied, as the service would. Two services moto cannot play here are answered by
  * the rehearsal itself: EKS DescribeCluster names the local cluster, and Step Functions'
- * SendTask{Success,Failure,Heartbeat} reach the running state machines (state-machines.ts).
+ * SendTask{Success,Failure,Heartbeat} reach the running state machines, and StartExecution and
+ * DescribeExecution (the API's) start and describe them (state-machines.ts).
  * Requests signed by keys the rehearsal did not hand out (the test's own) pass unmetered.
  */
 import {
@@ -15,6 +16,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import {
   type ClassifiedRequest,
   classify,
@@ -40,6 +42,14 @@ export interface TaskCallbacks {
   settle(options: { operation: string; body: Record<string, unknown> }): void;
 }
 
+/** Step Functions' execution API, as the rehearsal's state machines answer it. */
+export interface ExecutionApi {
+  /** StartExecution's answer, or an error of Step Functions' (ExecutionAlreadyExists, …). */
+  start(body: Record<string, unknown>): { executionArn: string; startDate: number };
+  /** DescribeExecution's answer; undefined when there is no such execution. */
+  describe(executionArn: string): Record<string, unknown> | undefined;
+}
+
 /** What the gateway evaluates and emulates with, once the stack is deployed. */
 export interface GatewayOptions {
   readonly deployment: Deployment;
@@ -48,6 +58,7 @@ export interface GatewayOptions {
   readonly keys: EncryptionKeys;
   readonly clusters: ReadonlyMap<string, ClusterEndpoint>;
   readonly callbacks: TaskCallbacks;
+  readonly executions: ExecutionApi;
 }
 
 /** A failure the test environment injects into matching calls, after they were authorized. */
@@ -61,7 +72,7 @@ export interface Fault {
   readonly code: string;
 }
 
-const JSON_SERVICES = new Set(['sqs', 'kms', 'states']);
+const JSON_SERVICES = new Set(['sqs', 'kms', 'states', 'events']);
 const REST_JSON_SERVICES = new Set(['eks', 'ebs']);
 
 /** An error answer in the service's protocol (AccessDenied unless told). */
@@ -190,6 +201,8 @@ export class AwsGateway {
         code: fault.code,
       });
     if (classified.service === 'eks') return this.describeCluster(signed, response);
+    if (classified.service === 'states' && !classified.operation.startsWith('SendTask'))
+      return this.execution({ classified, body, response });
     if (classified.service === 'states') return this.taskCallback({ classified, body, response });
     return this.forward({ request, response, body });
   }
@@ -208,12 +221,13 @@ export class AwsGateway {
   }): Promise<boolean> {
     const { classified, holder, response } = options;
     for (const requested of this.actionsOf(classified, options.body)) {
+      const context = { ...(await this.resourceTags(requested)), ...requested.context };
       const decision = await this.options.iam.evaluate({
         principal: holder.roleArn,
         caller: holder.caller,
         action: requested.action,
         resources: requested.resources,
-        ...(requested.context ? { context: requested.context } : {}),
+        ...(Object.keys(context).length ? { context } : {}),
       });
       if (!decision.allowed) {
         deny(response, {
@@ -226,9 +240,29 @@ export class AwsGateway {
     return true;
   }
 
+  /**
+   * The `aws:ResourceTag/…` keys IAM evaluates an action on an existing resource with: for
+   * ec2:DeleteSnapshot, the snapshot's tags, read from moto as AWS reads them.
+   */
+  private async resourceTags(requested: { action: string; resources: readonly string[] }) {
+    const id = /snapshot\/(snap-[0-9a-f]+)$/.exec(requested.resources[0] ?? '')?.[1];
+    if (requested.action !== 'ec2:DeleteSnapshot' || !id) return {};
+    const ec2 = new EC2Client({
+      endpoint: this.motoEndpoint,
+      region: this.options.deployment.target.region,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    const found = await ec2
+      .send(new DescribeSnapshotsCommand({ SnapshotIds: [id] }))
+      .catch(() => ({ Snapshots: [] }));
+    const tags = found.Snapshots?.[0]?.Tags ?? [];
+    return Object.fromEntries(tags.map((t) => [`aws:ResourceTag/${t.Key}`, t.Value ?? '']));
+  }
+
   /** A task callback is authorized against the state machine its token belongs to. */
   private actionsOf(classified: ClassifiedRequest, body: Buffer) {
-    if (classified.service !== 'states') return classified.actions;
+    if (classified.service !== 'states' || !classified.operation.startsWith('SendTask'))
+      return classified.actions;
     const token = String(
       (JSON.parse(body.toString('utf8') || '{}') as { taskToken?: string }).taskToken ?? '',
     );
@@ -262,6 +296,41 @@ export class AwsGateway {
         },
       }),
     );
+  }
+
+  /** StartExecution and DescribeExecution, answered by the rehearsal's state machines. */
+  private execution(options: {
+    classified: ClassifiedRequest;
+    body: Buffer;
+    response: ServerResponse;
+  }): void {
+    const { classified, response } = options;
+    const body = JSON.parse(options.body.toString('utf8') || '{}') as Record<string, unknown>;
+    const answer = (status: number, value: unknown) => {
+      response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' });
+      response.end(JSON.stringify(value));
+    };
+    try {
+      if (classified.operation === 'StartExecution') answer(200, this.options.executions.start(body));
+      else if (classified.operation === 'DescribeExecution') {
+        const found = this.options.executions.describe(String(body.executionArn ?? ''));
+        if (found) answer(200, found);
+        else
+          answer(400, {
+            __type: 'ExecutionDoesNotExist',
+            message: `Execution Does Not Exist: '${body.executionArn}'`,
+          });
+      } else {
+        this.unclassified.push(`Step Functions ${classified.operation}`);
+        answer(400, {
+          __type: 'AccessDeniedException',
+          message: `the rehearsal does not play ${classified.operation}`,
+        });
+      }
+    } catch (error) {
+      const { name, message } = error as Error;
+      answer(400, { __type: name, message });
+    }
   }
 
   private taskCallback(options: {

@@ -9,7 +9,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEnv, uniqueName } from '../integration/support/env.js';
@@ -21,6 +28,7 @@ import {
   hookRan,
   installWorkload,
   longHookRan,
+  namespaceForPods,
   provisionCache,
   type Workload,
   ZONE,
@@ -36,17 +44,29 @@ describe('the deployment rehearsal of a backup and a restore', () => {
   const backupName = uniqueName('rehearsed');
   const restoreName = uniqueName('rehearsed-restore');
 
-  /** Keys left under a prefix of the stack's bucket. */
-  async function keysUnder(prefix: string): Promise<string[]> {
+  /** The stack's bucket, read as the test's own caller (outside the rehearsal's roles). */
+  function bucket(): S3Client {
     const env = testEnv();
-    const s3 = new S3Client({
+    return new S3Client({
       endpoint: env.aws.endpoint,
       region: env.aws.region,
       forcePathStyle: true,
       credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
     });
-    const listed = await s3.send(new ListObjectsV2Command({ Bucket: rehearsal.bucket, Prefix: prefix }));
+  }
+
+  /** Keys left under a prefix of the stack's bucket. */
+  async function keysUnder(prefix: string): Promise<string[]> {
+    const listed = await bucket().send(
+      new ListObjectsV2Command({ Bucket: rehearsal.bucket, Prefix: prefix }),
+    );
     return (listed.Contents ?? []).map((o) => o.Key ?? '');
+  }
+
+  /** A stored JSON document of the stack's bucket. */
+  async function storedJson<T>(key: string): Promise<T> {
+    const stored = await bucket().send(new GetObjectCommand({ Bucket: rehearsal.bucket, Key: key }));
+    return JSON.parse(await (stored.Body?.transformToString() ?? '{}')) as T;
   }
 
   beforeAll(async () => {
@@ -184,13 +204,7 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     timeout: LONG,
   }, async () => {
     const core = rehearsal.kubeConfig.makeApiClient(CoreV1Api);
-    const namespace = uniqueName('recipe');
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await waitFor('the default service account', async () =>
-      (await core.listNamespacedServiceAccount({ namespace })).items.some(
-        (a) => a.metadata?.name === 'default',
-      ),
-    );
+    const namespace = await namespaceForPods(core, 'recipe');
     await core.createNamespacedConfigMap({
       namespace,
       body: { metadata: { name: 'settings' }, data: { level: 'high' } },
@@ -303,19 +317,9 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     } finally {
       remove();
     }
-    const env = testEnv();
-    const s3 = new S3Client({
-      endpoint: env.aws.endpoint,
-      region: env.aws.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-    });
-    const document = await s3.send(
-      new GetObjectCommand({ Bucket: rehearsal.bucket, Key: `backups/${name}/velero-backup.json` }),
+    const backup = await storedJson<{ status?: { phase?: string; failureReason?: string } }>(
+      `backups/${name}/velero-backup.json`,
     );
-    const backup = JSON.parse(await (document.Body?.transformToString() ?? '{}')) as {
-      status?: { phase?: string; failureReason?: string };
-    };
     expect(backup.status?.phase).toBe('Failed');
     expect(backup.status?.failureReason).toMatch(/.+/);
     expect(await keysUnder(`plugins/lifeboat/work/backups/${name}/`)).toEqual([]);
@@ -355,22 +359,146 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     } finally {
       remove();
     }
-    const env = testEnv();
-    const s3 = new S3Client({
-      endpoint: env.aws.endpoint,
-      region: env.aws.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-    });
-    const stored = await s3.send(
-      new GetObjectCommand({ Bucket: rehearsal.bucket, Key: `plugins/lifeboat/restores/${name}.json` }),
-    );
-    const record = JSON.parse(await (stored.Body?.transformToString() ?? '{}')) as {
+    const record = await storedJson<{
       status?: { phase?: string; failureReason?: string; progress?: { itemsRestored?: number } };
-    };
+    }>(`plugins/lifeboat/restores/${name}.json`);
     expect(record.status?.phase).toBe('Failed');
     expect(record.status?.failureReason).toMatch(/AccessDenied/);
     expect(record.status?.progress?.itemsRestored).toBeGreaterThan(0);
+  });
+
+  it('serves the API: a backup created, shown, linked, then deleted with its snapshot by the delete workflow, each end published to EventBridge', {
+    timeout: LONG,
+  }, async () => {
+    const env = testEnv();
+    const aws = {
+      endpoint: env.aws.endpoint,
+      region: env.aws.region,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    };
+    // What a team would route: Lifeboat's events to a queue, through a rule of their own.
+    const sqs = new SQSClient(aws);
+    const events = new EventBridgeClient(aws);
+    const { QueueUrl: queueUrl = '' } = await sqs.send(
+      new CreateQueueCommand({ QueueName: uniqueName('lifeboat-events') }),
+    );
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    const ruleName = uniqueName('lifeboat-events');
+    await events.send(
+      new PutRuleCommand({ Name: ruleName, EventPattern: JSON.stringify({ source: ['lifeboat'] }) }),
+    );
+    await events.send(
+      new PutTargetsCommand({ Rule: ruleName, Targets: [{ Id: 'queue', Arn: Attributes?.QueueArn ?? '' }] }),
+    );
+    const namespace = await smallNamespace();
+    const name = uniqueName('api-backup');
+    const body = {
+      cluster: 'rehearsal',
+      backup: {
+        apiVersion: 'velero.io/v1',
+        kind: 'Backup',
+        metadata: { name },
+        spec: { includedNamespaces: [namespace] },
+      },
+    };
+    const created = await rehearsal.api({ method: 'POST', path: '/backups', body });
+    expect(created.status).toBe(202);
+    // The same request again is the same backup; another body under the name is a conflict.
+    expect((await rehearsal.api({ method: 'POST', path: '/backups', body })).status).toBe(202);
+    const refused = await rehearsal.api({
+      method: 'POST',
+      path: '/backups',
+      body: { ...body, backup: { ...body.backup, spec: { includedNamespaces: 'all' } } },
+    });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { code: 'FailedValidation', problems: [{ path: 'backup.spec.includedNamespaces' }] },
+    });
+    await rehearsal.settled();
+    const got = await rehearsal.api({ method: 'GET', path: `/backups/${name}` });
+    expect(got).toMatchObject({ status: 200, body: { metadata: { name }, status: { phase: 'Completed' } } });
+    const listed = await rehearsal.api({ method: 'GET', path: '/backups?phase=Completed' });
+    expect(
+      (listed.body as { items: { metadata: { name: string } }[] }).items.map((b) => b.metadata.name),
+    ).toContain(name);
+    const described = await rehearsal.api({ method: 'GET', path: `/backups/${name}/describe` });
+    expect(
+      Object.keys((described.body as { resourceList: Record<string, string[]> }).resourceList),
+    ).toContain('v1/ConfigMap');
+    const logs = await rehearsal.api({ method: 'GET', path: `/backups/${name}/logs` });
+    const fetched = await fetch((logs.body as { url: string }).url);
+    expect(fetched.status).toBe(200);
+    expect((await fetched.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    // A restore of it through the API, into another namespace; then its record deleted.
+    const restore = uniqueName('api-restore');
+    const restored = await rehearsal.api({
+      method: 'POST',
+      path: '/restores',
+      body: {
+        cluster: 'rehearsal',
+        restore: {
+          apiVersion: 'velero.io/v1',
+          kind: 'Restore',
+          metadata: { name: restore },
+          spec: { backupName: name, namespaceMapping: { [namespace]: uniqueName('api-target') } },
+        },
+      },
+    });
+    expect(restored.status).toBe(202);
+    await rehearsal.settled();
+    expect(await rehearsal.api({ method: 'GET', path: `/restores/${restore}` })).toMatchObject({
+      status: 200,
+      body: { status: { phase: 'Completed' } },
+    });
+    expect((await rehearsal.api({ method: 'DELETE', path: `/restores/${restore}` })).status).toBe(200);
+    expect((await rehearsal.api({ method: 'GET', path: `/restores/${restore}` })).status).toBe(404);
+    expect(await rehearsal.api({ method: 'GET', path: '/clusters' })).toMatchObject({
+      status: 200,
+      body: { items: [{ name: 'rehearsal' }] },
+    });
+    // The first backup of this file has an EBS snapshot: the delete workflow deletes it too.
+    for (const deleted of [name, backupName])
+      expect(await rehearsal.api({ method: 'DELETE', path: `/backups/${deleted}` })).toMatchObject({
+        status: 202,
+      });
+    await rehearsal.settled();
+    for (const deleted of [name, backupName]) {
+      const deletion = await rehearsal.api({ method: 'GET', path: `/backups/${deleted}/deletion` });
+      expect(deletion, JSON.stringify({ deletion, violations: rehearsal.report().violations })).toMatchObject(
+        {
+          status: 200,
+          body: { status: { phase: 'Processed', deleted: true } },
+        },
+      );
+      // Velero's status.errors: none, so none is written.
+      expect((deletion.body as { status: { errors?: string[] } }).status.errors ?? []).toEqual([]);
+      expect((await rehearsal.api({ method: 'GET', path: `/backups/${deleted}` })).status).toBe(404);
+      expect(await keysUnder(`backups/${deleted}/`)).toEqual([]);
+    }
+    const ec2 = new EC2Client(aws);
+    const { Snapshots } = await ec2.send(
+      new DescribeSnapshotsCommand({ Filters: [{ Name: 'tag:velero.io/backup', Values: [backupName] }] }),
+    );
+    expect(Snapshots).toEqual([]);
+    const received: { 'detail-type': string; detail: { backup?: string; restore?: string } }[] = [];
+    await waitFor('the events of the backup, its restore and both deletions', async () => {
+      const { Messages } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
+      );
+      for (const m of Messages ?? []) received.push(JSON.parse(m.Body ?? '{}'));
+      const seen = received.map((e) => `${e['detail-type']} ${e.detail.restore ?? e.detail.backup}`);
+      return [
+        `Backup Completed ${name}`,
+        `Restore Completed ${restore}`,
+        `Deletion Completed ${name}`,
+        `Deletion Completed ${backupName}`,
+      ].every((e) => seen.includes(e))
+        ? true
+        : undefined;
+    });
+    expect(rehearsal.report().violations).toEqual([]);
   });
 
   it('has run every function of the template, so each handler was invoked as deployed', () => {

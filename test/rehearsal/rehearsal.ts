@@ -3,7 +3,8 @@
  * assembly alone against the local cluster and moto. It deploys the template into moto
  * (deploy.ts), plays Lambda from the bundles CDK built (lambda.ts), the SQS event source mappings
  * (sqs-mappings.ts), Fargate from the image recipe (tasks.ts), Step Functions from the rendered
- * definitions (state-machines.ts) and EKS from the access entries and the shipped RBAC (eks.ts),
+ * definitions (state-machines.ts), API Gateway's proxy integration (api-gateway.ts), EventBridge's
+ * rules on executions' ends (event-rules.ts) and EKS from the access entries and the shipped RBAC (eks.ts),
  * with every AWS call through one gateway that evaluates it against its caller's role and meters
  * it (gateway.ts, iam.ts, meter.ts). Nothing here imports the use cases: only what the assembly
  * contains runs.
@@ -16,6 +17,7 @@ import type { ClusterInfo } from '../env/cluster.js';
 import { startCluster, stopCluster } from '../env/cluster.js';
 import type { Tools } from '../env/ensure-tools.js';
 import type { AwsInfo } from '../env/moto.js';
+import { type ApiAnswer, type ApiCall, apiGateway } from './api-gateway.js';
 import { REHEARSAL_CLUSTERS, synthesizedAssembly } from './assembly.js';
 import type { EncryptionKeys } from './aws-requests.js';
 import { type Deployment, deploy } from './deploy.js';
@@ -26,6 +28,7 @@ import {
   RBAC_MANIFEST,
   TokenWebhook,
 } from './eks.js';
+import { EventRules } from './event-rules.js';
 import { AwsGateway, type Fault } from './gateway.js';
 import { IamPolicies } from './iam.js';
 import { LambdaService } from './lambda.js';
@@ -68,6 +71,10 @@ export interface Rehearsal {
   readonly bucket: string;
   readonly lambda: LambdaService;
   readonly stepFunctions: StepFunctions;
+  /** A request to the stack's HTTP API, as API Gateway hands it to the Api function (api-gateway.ts). */
+  api(call: ApiCall): Promise<ApiAnswer>;
+  /** Waits for the executions the API started. */
+  settled(): Promise<void>;
   /** StartExecution of the stack's state machine whose name ends with `-<workflow>`. */
   start(workflow: 'backup' | 'restore', input: Json): Promise<ExecutionOutcome>;
   /** Makes matching AWS calls fail (test-environment fault injection); returns its removal. */
@@ -166,6 +173,9 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
   const lambda = new LambdaService({ deployment, gateway: endpoint, iam, meter });
   const tasks = new EcsTasks({ deployment, gateway: endpoint, iam, meter });
   const stepFunctions = new StepFunctions({ deployment, lambda, tasks, iam, meter });
+  const rules = new EventRules({ deployment, lambda });
+  stepFunctions.onEnded = (execution) => rules.executionEnded(execution);
+  const api = apiGateway({ deployment, lambda });
   const ca = await readFile(eks.cluster.caFile, 'utf8');
   gateway.attach({
     deployment,
@@ -174,6 +184,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     keys: encryptionKeys(deployment),
     clusters: new Map([[eks.cluster.name, { endpoint: eks.cluster.server, ca }]]),
     callbacks: stepFunctions,
+    executions: stepFunctions,
   });
   const pollerErrors: string[] = [];
   const sources = await startEventSources({
@@ -193,6 +204,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     bucket,
     lambda,
     stepFunctions,
+    api,
+    settled: () => stepFunctions.settled(),
     start: (workflow, input) => {
       const machine = [...stepFunctions.machines.values()].find((m) => m.name.endsWith(`-${workflow}`));
       if (!machine) throw new Error(`rehearsal: the stack has no ${workflow} state machine`);
@@ -205,12 +218,15 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         ...iam.violations(),
         ...gateway.unclassified.map((u) => `unclassified: ${u}`),
         ...eks.webhook.refused.map((r) => `EKS refused ${r}`),
+        ...rules.errors.map((e) => `EventBridge: ${e}`),
+        ...api.errors.map((e) => `API Gateway: ${e}`),
       ],
       pollerErrors,
       unusedPermissions: iam.unusedPermissions(),
       usage: meter.usage(),
     }),
     stop: async () => {
+      await stepFunctions.settled().catch(() => undefined);
       await sources.stop();
       await lambda.stop();
       await stopCluster(eks.cluster);

@@ -12,6 +12,7 @@ import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from
 import type { ClusterInfo } from '../env/cluster.js';
 import type { AwsInfo } from '../env/moto.js';
 import { installSampleApp, type SampleApp } from '../fixtures/sample-app.js';
+import { uniqueName } from '../integration/support/env.js';
 import { inventory } from '../integration/support/inventory.js';
 import { waitFor } from '../integration/support/wait.js';
 
@@ -32,6 +33,23 @@ export interface Workload {
 }
 
 export const ZONE = 'us-east-1a';
+
+/** Waits for the namespace's default ServiceAccount: the apiserver refuses pods before it. */
+export async function defaultServiceAccount(core: CoreV1Api, namespace: string): Promise<void> {
+  await waitFor('the default service account', async () =>
+    (await core.listNamespacedServiceAccount({ namespace })).items.some(
+      (a) => a.metadata?.name === 'default',
+    ),
+  );
+}
+
+/** A new namespace, named from the prefix, ready for pods. */
+export async function namespaceForPods(core: CoreV1Api, prefix: string): Promise<string> {
+  const namespace = uniqueName(prefix);
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  await defaultServiceAccount(core, namespace);
+  return namespace;
+}
 
 export async function installWorkload(options: {
   kc: KubeConfig;
@@ -78,11 +96,7 @@ export async function installWorkload(options: {
       },
     },
   });
-  await waitFor('the default service account', async () =>
-    (await core.listNamespacedServiceAccount({ namespace })).items.some(
-      (s) => s.metadata?.name === 'default',
-    ),
-  );
+  await defaultServiceAccount(core, namespace);
   await core.createNamespacedPod({
     namespace,
     body: {

@@ -6,13 +6,16 @@
  * .waitForTaskToken` invokes FunctionName with its Payload and a task token of its own, then waits
  * for the SendTaskSuccess or SendTaskFailure that reaches the gateway; `ecs:runTask.sync` runs the
  * task (tasks.ts). The state machine's role must allow each (lambda:InvokeFunction, RunTask, …).
- * State transitions are metered.
+ * State transitions are metered. Executions are kept by ARN, so the API's StartExecution (same
+ * name and input while running: the same execution; else ExecutionAlreadyExists) and
+ * DescribeExecution reach them through the gateway; each end is told to `onEnded` (the
+ * EventBridge rules on "Execution Status Change", event-rules.ts) before it is answered.
  */
 import 'core-js/actual/promise/with-resolvers.js';
 import { randomUUID } from 'node:crypto';
 import { ExecutionError, StateMachine } from 'aws-local-stepfunctions';
 import type { Deployment } from './deploy.js';
-import type { TaskCallbacks } from './gateway.js';
+import type { ExecutionApi, TaskCallbacks } from './gateway.js';
 import type { IamPolicies } from './iam.js';
 import type { LambdaService } from './lambda.js';
 import type { Meter } from './meter.js';
@@ -35,6 +38,9 @@ export interface ExecutionOutcome {
 }
 
 type Handler = (input: Json) => Promise<Json>;
+
+const executionArnOf = (machine: DeployedStateMachine, name: string): string =>
+  `${machine.arn.replace(':stateMachine:', ':execution:')}:${name}`;
 
 function named(name: string, message: string): Error {
   return Object.assign(new Error(message), { name });
@@ -71,8 +77,28 @@ function taskStates(states: Record<string, Json>): [string, Record<string, Json>
   });
 }
 
-export class StepFunctions implements TaskCallbacks {
+/** An execution as DescribeExecution tells it. */
+export interface ExecutionRecord {
+  readonly executionArn: string;
+  readonly stateMachineArn: string;
+  readonly name: string;
+  /** The input as JSON text. */
+  readonly input: string;
+  readonly startDate: Date;
+  status: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+  stopDate?: Date;
+  output?: string;
+  error?: string;
+  cause?: string;
+}
+
+export class StepFunctions implements TaskCallbacks, ExecutionApi {
   readonly machines: Map<string, DeployedStateMachine>;
+  readonly executions = new Map<string, ExecutionRecord>();
+  /** Executions the API started, still running. */
+  private readonly started = new Set<Promise<unknown>>();
+  /** Told of every execution's end, before it is answered (EventBridge's rules). */
+  onEnded: ((execution: ExecutionRecord) => Promise<void>) | undefined;
   private readonly waiting = new Map<
     string,
     { machine: string; settle: (output: Json, error?: Error) => void }
@@ -178,6 +204,50 @@ export class StepFunctions implements TaskCallbacks {
     throw new Error(`rehearsal: the Task resource ${resource} is not supported`);
   }
 
+  /** StartExecution as the API calls it: runs in the background, answered at once. */
+  start(body: Record<string, unknown>): { executionArn: string; startDate: number } {
+    const machine = this.machines.get(String(body.stateMachineArn ?? ''));
+    if (!machine)
+      throw named('StateMachineDoesNotExist', `State Machine Does Not Exist: '${body.stateMachineArn}'`);
+    const name = typeof body.name === 'string' ? body.name : randomUUID();
+    const input = typeof body.input === 'string' ? body.input : '{}';
+    const executionArn = executionArnOf(machine, name);
+    const existing = this.executions.get(executionArn);
+    if (existing && !(existing.status === 'RUNNING' && existing.input === input))
+      throw named('ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
+    if (!existing) {
+      const run = this.startExecution({ stateMachine: machine.arn, input: JSON.parse(input) as Json, name });
+      this.started.add(run);
+      // An interpreter failure (not the execution's) is the test's: settled() lets the test see it.
+      const forget = () => this.started.delete(run);
+      run.then(forget, forget);
+    }
+    const startDate = this.executions.get(executionArn)?.startDate ?? new Date();
+    return { executionArn, startDate: startDate.getTime() / 1000 };
+  }
+
+  describe(executionArn: string): Record<string, unknown> | undefined {
+    const e = this.executions.get(executionArn);
+    if (!e) return undefined;
+    return {
+      executionArn: e.executionArn,
+      stateMachineArn: e.stateMachineArn,
+      name: e.name,
+      status: e.status,
+      input: e.input,
+      startDate: e.startDate.getTime() / 1000,
+      ...(e.stopDate ? { stopDate: e.stopDate.getTime() / 1000 } : {}),
+      ...(e.output !== undefined ? { output: e.output } : {}),
+      ...(e.error !== undefined ? { error: e.error } : {}),
+      ...(e.cause !== undefined ? { cause: e.cause } : {}),
+    };
+  }
+
+  /** Waits for the executions the API started (a test's end). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.started]);
+  }
+
   async startExecution(options: {
     stateMachine: string;
     input: Json;
@@ -185,6 +255,31 @@ export class StepFunctions implements TaskCallbacks {
   }): Promise<ExecutionOutcome> {
     const machine = this.machines.get(options.stateMachine);
     if (!machine) throw new Error(`rehearsal: no state machine ${options.stateMachine}`);
+    const name = options.name ?? randomUUID();
+    const record: ExecutionRecord = {
+      executionArn: executionArnOf(machine, name),
+      stateMachineArn: machine.arn,
+      name,
+      input: JSON.stringify(options.input),
+      startDate: new Date(),
+      status: 'RUNNING',
+    };
+    this.executions.set(record.executionArn, record);
+    const outcome = await this.run(machine, { input: options.input, name });
+    Object.assign(record, {
+      status: outcome.status,
+      stopDate: new Date(),
+      ...(outcome.output !== undefined ? { output: JSON.stringify(outcome.output) } : {}),
+      ...(outcome.error !== undefined ? { error: outcome.error, cause: outcome.cause ?? '' } : {}),
+    });
+    await this.onEnded?.(record);
+    return outcome;
+  }
+
+  private async run(
+    machine: DeployedStateMachine,
+    options: { input: Json; name: string },
+  ): Promise<ExecutionOutcome> {
     const handlers = Object.fromEntries(
       taskStates(machine.definition.States as Record<string, Json>).map(([name, state]) => [
         name,
@@ -192,13 +287,13 @@ export class StepFunctions implements TaskCallbacks {
       ]),
     );
     const runner = new StateMachine(machine.definition as never, { validationOptions: { noValidate: true } });
-    const executionName = options.name ?? randomUUID();
+    const executionName = options.name;
     const execution = runner.run(options.input as never, {
       overrides: { taskResourceLocalHandlers: handlers as never },
       context: {
         Execution: {
           Name: executionName,
-          Id: `${machine.arn.replace(':stateMachine:', ':execution:')}:${executionName}`,
+          Id: executionArnOf(machine, executionName),
         },
         Task: { Token: 'rehearsal-execution-token' },
       },

@@ -13,7 +13,6 @@ import {
   SnapshotManifestMissing,
   ValidationFailed,
 } from '../../domain/errors.js';
-import type { BlobLocation } from '../../domain/repository/index-segment.js';
 import { repositoryKeyId, repositoryKeys } from '../../domain/storage/keys.js';
 import type { Clock } from '../../ports/clock.js';
 import type { KeyWrapper } from '../../ports/key-wrapper.js';
@@ -26,12 +25,13 @@ import type {
   SnapshotManifest,
 } from '../../ports/repository.js';
 import { systemClock } from '../system-clock.js';
+import { readBlobsByPack } from './blob-reads.js';
 import { mapBounded } from './bounded.js';
 import { type NewRepositoryParameters, openFormat } from './format-object.js';
 import { collectGarbage, type GcReportDetails } from './garbage-collector.js';
 import { checkManifestBlobs } from './manifest-guard.js';
 import type { TreeReferences } from './manifest-marker.js';
-import { openRecord, readRange, readRecord } from './pack-io.js';
+import { openRecord, readRecord } from './pack-io.js';
 import { PackWriter, type PackWriterSettings } from './pack-writer.js';
 import { OpenFailed, objectAad } from './repository-crypto.js';
 import { RepositorySession } from './repository-session.js';
@@ -148,41 +148,30 @@ class PackRepository implements Repository {
   }
 
   async getBlobs(ids: readonly BlobId[], options?: { signal?: AbortSignal }): Promise<Uint8Array[]> {
-    const signal = options?.signal;
-    const located: (BlobLocation | undefined)[] = ids.map((id) => this.session.index.lookup(id));
-    const out: (Uint8Array | undefined)[] = new Array(ids.length);
-    for (const run of readRuns(located)) {
-      const first = run[0];
-      const last = run.at(-1);
-      if (!first || !last) continue;
-      const start = first.location.offset;
-      const bytes = await readRange({
-        store: this.session.store,
-        packId: first.location.packId,
-        offset: start,
-        length: last.location.offset + last.location.length - start,
-        signal,
-      });
-      // A pack gone since the index was loaded (GC, or a blob another writer holds too): one by one.
-      if (!bytes) continue;
-      for (const { at, location } of run) {
-        const from = location.offset - start;
-        try {
-          out[at] = await openRecord({
-            crypto: this.session.crypto,
-            entry: location,
-            sealed: bytes.subarray(from, from + location.length),
-          });
-        } catch (error) {
-          // A corrupt copy: getBlob below tries the blob's other locations, and reports it if none holds.
-          if (!(error instanceof BlobCorrupt)) throw error;
-        }
-      }
-    }
-    const result: Uint8Array[] = [];
-    for (const [at, id] of ids.entries())
-      result.push(out[at] ?? (await this.getBlob(id, { ...(signal ? { signal } : {}) })));
-    return result;
+    const found = new Map<BlobId, Uint8Array>();
+    await this.forEachBlob(
+      ids,
+      async (id, data) => {
+        found.set(id, data);
+      },
+      { concurrency: 1, ...(options?.signal ? { signal: options.signal } : {}) },
+    );
+    return ids.map((id) => found.get(id) as Uint8Array);
+  }
+
+  forEachBlob(
+    ids: Iterable<BlobId>,
+    onBlob: (id: BlobId, data: Uint8Array) => Promise<void>,
+    options?: { concurrency?: number; signal?: AbortSignal },
+  ): Promise<void> {
+    return readBlobsByPack({
+      session: this.session,
+      ids,
+      onBlob,
+      getBlob: (id, signal) => this.getBlob(id, signal ? { signal } : {}),
+      concurrency: options?.concurrency ?? 4,
+      signal: options?.signal,
+    });
   }
 
   async writeManifest(manifest: SnapshotManifest, options?: { signal?: AbortSignal }): Promise<void> {
@@ -300,46 +289,4 @@ export async function openRepository(options: OpenRepositoryOptions): Promise<Op
   const session = new RepositorySession({ store: options.store, crypto, clock });
   await session.refresh(options.signal);
   return new PackRepository({ session, format, open: options });
-}
-
-/** Records read with one request: at most this far apart in their pack (bytes of other records). */
-const MAX_READ_GAP_BYTES = 256 * 1024;
-/** One request's span at most: memory per read stays bounded whatever is asked for. */
-const MAX_READ_SPAN_BYTES = 16 * 1024 * 1024;
-
-/**
- * The located blobs as runs of one pack, each run read with one ranged request: records in
- * offset order whose gaps and total span stay within the bounds. Blobs asked for twice are read
- * once per asking, and unlocated ones are left out (getBlob then reports them).
- */
-function readRuns(
-  located: readonly (BlobLocation | undefined)[],
-): { at: number; location: BlobLocation }[][] {
-  const found = located.flatMap((location, at) => (location ? [{ at, location }] : []));
-  found.sort((a, b) =>
-    a.location.packId === b.location.packId
-      ? a.location.offset - b.location.offset
-      : a.location.packId < b.location.packId
-        ? -1
-        : 1,
-  );
-  const runs: { at: number; location: BlobLocation }[][] = [];
-  let run: { at: number; location: BlobLocation }[] = [];
-  for (const next of found) {
-    const first = run[0];
-    const last = run.at(-1);
-    const end = last ? last.location.offset + last.location.length : 0;
-    const fits =
-      first !== undefined &&
-      next.location.packId === first.location.packId &&
-      next.location.offset - end <= MAX_READ_GAP_BYTES &&
-      next.location.offset + next.location.length - first.location.offset <= MAX_READ_SPAN_BYTES;
-    if (!fits && run.length > 0) {
-      runs.push(run);
-      run = [];
-    }
-    run.push(next);
-  }
-  if (run.length > 0) runs.push(run);
-  return runs;
 }

@@ -70,6 +70,9 @@ export type VolumeCounter =
   | 'backupItemOperationsCompleted'
   | 'backupItemOperationsFailed';
 
+/** The annotation naming the cluster a backup is of (Lifeboat's; Velero backs up its own). */
+export const CLUSTER_ANNOTATION = 'lifeboat.io/cluster';
+
 /** Velero's timestamps are RFC 3339 with second precision. */
 export function rfc3339(date: Date): string {
   return `${date.toISOString().slice(0, 19)}Z`;

@@ -32,6 +32,8 @@ export const backupKeys = (name: string) => {
      * `velero-backup.json` went can be run again (the claim alone means a backup still running).
      */
     deletion: `${LIFEBOAT}/deletions/backups/${name}.json`,
+    /** Velero's DeleteBackupRequest of the backup's latest deletion (the API's), kept once processed. */
+    deleteRequest: `${LIFEBOAT}/delete-requests/backups/${name}.json`,
   };
 };
 
@@ -89,6 +91,16 @@ export const restoreKeys = (name: string) => {
     claim: `${RESTORE_CLAIMS_DIR}${name}.json`,
   };
 };
+
+/**
+ * How many times a backup or restore of this name was deleted: the API's executions of the name
+ * carry it, so a name can be used again once deleted (functions/common/execution-names.ts).
+ */
+export const generationKeys = (kind: 'backups' | 'restores', name: string): string =>
+  `${LIFEBOAT}/generations/${kind}/${name}.json`;
+
+/** The events a local run publishes (`lifeboat events`), one JSON document a line. */
+export const LOCAL_EVENTS_KEY = `${LIFEBOAT}/events/events.jsonl`;
 
 export const restoreWorkKeys = (options: { name: string; runId: string }) => {
   const dir = `${LIFEBOAT}/work/restores/${options.name}/${options.runId}/`;
@@ -207,6 +219,10 @@ export const STORAGE_PREFIXES = {
   /** Lifeboat's records of restores (restoreKeys.status). */
   restoreRecords: `${LIFEBOAT}/restores/`,
   deletions: `${LIFEBOAT}/deletions/`,
+  /** Velero's DeleteBackupRequests (backupKeys.deleteRequest): the API's, the delete workflow's. */
+  deleteRequests: `${LIFEBOAT}/delete-requests/`,
+  /** How many times a name was deleted (generationKeys): what makes an execution name new. */
+  generations: `${LIFEBOAT}/generations/`,
   backupWork: `${LIFEBOAT}/work/backups/`,
   restoreWork: `${LIFEBOAT}/work/restores/`,
   dataMoverWork: `${LIFEBOAT}/work/data-mover/`,

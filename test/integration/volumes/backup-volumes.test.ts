@@ -7,8 +7,8 @@
 import { gunzipSync } from 'node:zlib';
 import { DeleteSnapshotCommand } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
-import { readBackup } from '../../../cli/local/backup-reader.js';
 import { renderBackupDescribe } from '../../../cli/render/backups.js';
+import { readBackup } from '../../../functions/common/stored-records.js';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
 import type { BackupDocument } from '../../../shared/domain/storage/backup-document.js';
 import { backupKeys } from '../../../shared/domain/storage/keys.js';

@@ -20,8 +20,8 @@ async function backupDir(): Promise<string> {
 
 describe('what the shell completes', () => {
   it.each([
-    { words: [''], expected: ['backup', 'restore', 'completion', 'help'] },
-    { words: ['backup', ''], expected: ['create', 'get', 'describe', 'delete'] },
+    { words: [''], expected: ['backup', 'restore', 'events', 'server', 'config', 'completion', 'help'] },
+    { words: ['backup', ''], expected: ['create', 'get', 'describe', 'logs', 'download', 'delete'] },
     { words: ['restore', 'create', '--existing-resource-policy', ''], expected: ['none', 'update'] },
     { words: ['backup', 'get', '-o', ''], expected: ['json', 'yaml'] },
     { words: ['backup', 'create', 'x', '--kubeconfig', ''], expected: [':files'] },

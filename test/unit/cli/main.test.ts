@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../../cli/main.js';
 import type { Io } from '../../../cli/verbs.js';
 
@@ -15,6 +17,21 @@ async function lifeboat(...argv: string[]): Promise<{ code: number; out: string;
 }
 
 describe('the lifeboat command line', () => {
+  // No endpoint from the machine's own settings: a config file that does not exist.
+  const saved = { config: process.env.LIFEBOAT_CONFIG, endpoint: process.env.LIFEBOAT_ENDPOINT };
+  beforeAll(() => {
+    process.env.LIFEBOAT_CONFIG = join(tmpdir(), 'lifeboat-no-such-config', 'config.json');
+    delete process.env.LIFEBOAT_ENDPOINT;
+  });
+  afterAll(() => {
+    for (const [name, value] of [
+      ['LIFEBOAT_CONFIG', saved.config],
+      ['LIFEBOAT_ENDPOINT', saved.endpoint],
+    ] as const)
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+  });
+
   it.each([[], ['--help'], ['help'], ['-h']])(
     'prints the overview for %j, exit status 0',
     async (...argv) => {
@@ -40,11 +57,11 @@ describe('the lifeboat command line', () => {
   it.each([
     {
       argv: ['bakup', 'get'],
-      err: 'lifeboat: unknown command "bakup" (one of: backup, restore, completion); see lifeboat --help\n',
+      err: 'lifeboat: unknown command "bakup" (one of: backup, restore, events, server, config, completion); see lifeboat --help\n',
     },
     {
       argv: ['backup', 'list'],
-      err: 'lifeboat: lifeboat backup: unknown command "list" (one of: create, get, describe, delete)\n',
+      err: 'lifeboat: lifeboat backup: unknown command "list" (one of: create, get, describe, logs, download, delete)\n',
     },
     {
       argv: ['backup', 'describe', '--local'],
@@ -60,7 +77,7 @@ describe('the lifeboat command line', () => {
     },
     {
       argv: ['backup', 'get'],
-      err: 'lifeboat: only --local is available yet: the AWS API arrives with its own feature (use --local --dir DIR)\n',
+      err: 'lifeboat: no Lifeboat API to talk to: give --endpoint URL, set $LIFEBOAT_ENDPOINT, or run lifeboat config set endpoint URL (or add --local to work here)\n',
     },
   ])('answers $argv with one line and exit status 2', async ({ argv, err }) => {
     expect(await lifeboat(...argv)).toEqual({ code: 2, out: '', err });

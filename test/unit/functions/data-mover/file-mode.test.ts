@@ -34,6 +34,7 @@ import {
   fileChunkingRecord,
 } from '../../../../functions/data-mover/file-backup.js';
 import { restoreFileTree } from '../../../../functions/data-mover/file-restore.js';
+import { type FileTimes, nanosecondTimes } from '../../../../functions/data-mover/file-times.js';
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
 import { LocalKeyWrapper } from '../../../../shared/adapters/local-key-wrapper.js';
 import {
@@ -53,6 +54,7 @@ import {
 } from '../../../../shared/domain/files/tree.js';
 import type { Clock } from '../../../../shared/ports/clock.js';
 import type { SnapshotManifest } from '../../../../shared/ports/repository.js';
+import { ensureSetTimes } from '../../../env/set-times.js';
 
 const MiB = 1024 * 1024;
 /** Smaller chunks than file mode's 1 MiB average so a few MiB exercise many chunks and content lists. */
@@ -100,7 +102,8 @@ interface Observed {
   uid: number;
   gid: number;
   size?: number;
-  mtimeUs: number;
+  /** Exact: restores keep the nanoseconds the file system keeps. */
+  mtimeNs: string;
   sha256?: string;
   target?: string;
   blocks?: number;
@@ -119,7 +122,7 @@ async function observe(root: string): Promise<Map<string, Observed>> {
         mode: Number(s.mode & 0o7777n),
         uid: Number(s.uid),
         gid: Number(s.gid),
-        mtimeUs: Number(s.mtimeNs / 1000n),
+        mtimeNs: s.mtimeNs.toString(),
       };
       if (s.isDirectory()) {
         out.set(key, { type: 'dir', ...base });
@@ -149,15 +152,18 @@ async function observe(root: string): Promise<Map<string, Observed>> {
   return out;
 }
 
-/** Equal up to a microsecond of mtime (Node's utimes takes a double of seconds: ~0.2 µs steps). */
+/** Equal entry by entry, mtimes to the nanosecond. */
 function expectSameTree(actual: Map<string, Observed>, expected: Map<string, Observed>): void {
   expect([...actual.keys()]).toEqual([...expected.keys()]);
-  for (const [path, want] of expected) {
-    const got = actual.get(path) as Observed;
-    expect({ path, ...got, mtimeUs: 0 }).toEqual({ path, ...want, mtimeUs: 0 });
-    expect(Math.abs(got.mtimeUs - want.mtimeUs), `mtime of ${path}`).toBeLessThanOrEqual(1);
-  }
+  for (const [path, want] of expected) expect({ path, ...actual.get(path) }).toEqual({ path, ...want });
 }
+
+let setTimes = '';
+beforeAll(async () => {
+  setTimes = await ensureSetTimes();
+});
+/** Times set to the nanosecond, through the helper the task's image carries. */
+const exactTimes = (): FileTimes => nanosecondTimes(setTimes);
 
 /** Distinct chunks (by SHA-256) of some bytes, cut as the backup cuts them. */
 function chunkHashes(data: Uint8Array): Set<string> {
@@ -262,7 +268,12 @@ describe('file mode round trip', () => {
       onProgress: (p) => progress.push(p),
     });
     const target = join(await temp('file-mode-dst-'), 'restored');
-    const restored = await restoreFileTree({ repository: repo, manifestId: 'full-1', target });
+    const restored = await restoreFileTree({
+      repository: repo,
+      times: exactTimes(),
+      manifestId: 'full-1',
+      target,
+    });
 
     // Assess: the tree, entry by entry.
     const actual = await observe(target);
@@ -270,7 +281,8 @@ describe('file mode round trip', () => {
     const rootStats = await lstat(target, { bigint: true });
     const sourceRoot = await lstat(source, { bigint: true });
     expect(Number(rootStats.mode & 0o7777n)).toBe(0o750);
-    expect(Math.abs(Number((rootStats.mtimeNs - sourceRoot.mtimeNs) / 1000n))).toBeLessThanOrEqual(1);
+    expect(rootStats.mtimeNs).toBe(sourceRoot.mtimeNs);
+    expect(restored.timePrecision).toBe('nanosecond');
 
     // Holes: the sparse file has as few blocks allocated as the source (its two data regions).
     const sparse = actual.get('/sparse.img') as Observed;
@@ -348,7 +360,7 @@ describe('file mode round trip', () => {
     expect(rootOf(incremental.manifest)).toBe(rootOf(again.manifest));
 
     const target = await temp('file-mode-dst-');
-    await restoreFileTree({ repository: repo, manifestId: 'after-incremental', target });
+    await restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'after-incremental', target });
     const sha = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
     expect(sha(await readFile(join(target, 'random.bin')))).toBe(sha(changed));
     expect(sha(await readFile(join(target, 'compressible.txt')))).toBe(sha(compressible));
@@ -356,11 +368,11 @@ describe('file mode round trip', () => {
 
   it('restores again into the same directory, replacing what was changed there since', async () => {
     const target = await temp('file-mode-dst-');
-    await restoreFileTree({ repository: repo, manifestId: 'full-1', target });
+    await restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'full-1', target });
     await writeFile(join(target, 'nested/a/b/c/deep.txt'), 'changed');
     await rm(join(target, 'shared'), { recursive: true });
     await symlink('/etc', join(target, 'shared'));
-    await restoreFileTree({ repository: repo, manifestId: 'full-1', target });
+    await restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'full-1', target });
     expectSameTree(await observe(target), expected);
   });
 
@@ -379,7 +391,7 @@ describe('file mode round trip', () => {
     expect(first.bytesFreed + second.bytesFreed).toBeGreaterThanOrEqual(unique.length);
     expect((await repo.verify()).problems).toEqual([]);
     const target = await temp('file-mode-dst-');
-    await restoreFileTree({ repository: repo, manifestId: 'after-incremental', target });
+    await restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'after-incremental', target });
     const restored = await observe(target);
     const current = await observe(source);
     current.delete('/pipe');
@@ -396,14 +408,16 @@ describe('file mode round trip', () => {
       root,
       manifestId: 'vanishing',
       chunking: CHUNKING,
-      // Listed, then deleted once the first file is done: the walk finds it gone.
+      // One file read at a time: the second is opened only once the first is read.
+      concurrency: 1,
+      // Listed, then deleted while the first file is read: the backup finds it gone.
       onProgress: (p) => {
-        if (p.filesDone === 1) rmSync(join(root, 'z-later'), { force: true });
+        if (p.bytesDone > 0) rmSync(join(root, 'z-later'), { force: true });
       },
     });
     expect(result.skipped).toEqual([{ path: 'z-later', reason: 'vanished during the backup' }]);
     const target = await temp('file-mode-dst-');
-    await restoreFileTree({ repository: repo, manifestId: 'vanishing', target });
+    await restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'vanishing', target });
     expect(await readdir(target)).toEqual(['a-first']);
   });
 
@@ -467,9 +481,11 @@ describe('file mode restore of a hostile tree', () => {
     await hostileSnapshot(repo, 'evil', [
       [{ name, type: 'file', mode: 0o644, ...owner, size: 0, content: [] }],
     ]);
-    const restore = restoreFileTree({ repository: repo, manifestId: 'evil', target });
+    const restore = restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'evil', target });
     await expect(restore).rejects.toBeInstanceOf(HostileFileTree);
-    await expect(restoreFileTree({ repository: repo, manifestId: 'evil', target })).rejects.toThrow(reason);
+    await expect(
+      restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'evil', target }),
+    ).rejects.toThrow(reason);
     expect(await readdir(outside)).toEqual(['secret']);
     expect(await readdir(target)).toEqual([]);
   });
@@ -488,7 +504,7 @@ describe('file mode restore of a hostile tree', () => {
       ],
       [data],
     );
-    await restoreFileTree({ repository: repo, manifestId: 'evil', target });
+    await restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'evil', target });
     expect(await readdir(outside)).toEqual(['secret']);
     expect(await readFile(join(target, 'evil'), 'utf8')).toBe('pwned');
     expect((await lstat(join(target, 'evil'))).isFile()).toBe(true);
@@ -503,9 +519,9 @@ describe('file mode restore of a hostile tree', () => {
         { name: 'z', type: 'hardlink', linkTo: ['s', 'secret'] },
       ],
     ]);
-    await expect(restoreFileTree({ repository: repo, manifestId: 'evil', target })).rejects.toThrow(
-      "the hard link's target s/secret is not a file restored before it",
-    );
+    await expect(
+      restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'evil', target }),
+    ).rejects.toThrow("the hard link's target s/secret is not a file restored before it");
     expect((await lstat(join(outside, 'secret'))).nlink).toBe(1);
   });
 
@@ -520,9 +536,9 @@ describe('file mode restore of a hostile tree', () => {
       [[{ name: 'f', type: 'file', mode: 0o644, ...owner, size: 100, content: [[0, 50, blob]] }]],
       [data],
     );
-    await expect(restoreFileTree({ repository: repo, manifestId: 'evil', target })).rejects.toThrow(
-      'holds 5 bytes, the entry says 50',
-    );
+    await expect(
+      restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'evil', target }),
+    ).rejects.toThrow('holds 5 bytes, the entry says 50');
   });
 });
 

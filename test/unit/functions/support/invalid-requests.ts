@@ -5,6 +5,7 @@
  * writes, to show that an invalid request writes nothing.
  */
 import fc from 'fast-check';
+import { expect } from 'vitest';
 import type { ObjectStore, PutOptions } from '../../../../shared/ports/object-store.js';
 
 type Json = Record<string, unknown>;
@@ -227,4 +228,45 @@ export class CountingStore implements ObjectStore {
     this.writes++;
     this.objects.delete(key);
   }
+}
+
+/** How many invalid requests each property draws. */
+export const RUNS = 1000;
+
+/** A Validate step's answer: valid, or the problems it found by field path. */
+type Outcome = { valid: true } | { valid: false; problems: readonly { path: string }[] };
+
+/**
+ * Draws RUNS requests broken at one to three of the mutations' paths and checks that the step
+ * refuses each, naming every broken path (never the request as a whole), with nothing written.
+ */
+export async function checkRefusals(options: {
+  name: string;
+  base: () => Json;
+  mutations: readonly Mutation[];
+  acceptsBase: (request: Json) => boolean;
+  validate: (request: Json, store: CountingStore) => Promise<Outcome>;
+}): Promise<void> {
+  expect(options.acceptsBase(options.base())).toBe(true);
+  let drawn = 0;
+  await fc.assert(
+    fc.asyncProperty(brokenRequests(options.base, options.mutations), async ({ request, paths }) => {
+      drawn++;
+      const store = new CountingStore();
+      const outcome = await options.validate(request, store);
+      expect(outcome.valid).toBe(false);
+      if (outcome.valid) return;
+      const reported = outcome.problems.map((p) => p.path);
+      for (const path of paths)
+        expect(
+          reported.some((r) => r.startsWith(path)),
+          `${path} in ${reported}`,
+        ).toBe(true);
+      expect(reported.every((r) => r !== '' && r !== '(request)')).toBe(true);
+      expect(store.writes).toBe(0);
+    }),
+    { numRuns: RUNS },
+  );
+  console.info(`${options.name}: drew ${drawn} invalid requests, each FailedValidation with its field paths`);
+  expect(drawn).toBeGreaterThanOrEqual(RUNS);
 }

@@ -174,6 +174,43 @@ describe('content-defined chunking', () => {
     expect(boundaries(streamed)).toEqual(boundaries(chunksOf(data)));
   });
 
+  it('cuts every file as a fresh chunker would when one chunker is reused from file to file', () => {
+    const file = fc.record({
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      length: fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 3 * SMALL.maxSize })),
+      pieces: fc.array(fc.integer({ min: 1, max: 5000 }), { minLength: 1, maxLength: 4 }),
+      /** Left midway (a file that vanished while read), then reset, before the next file. */
+      abandonedAfter: fc.option(fc.integer({ min: 1, max: 2 * SMALL.maxSize }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(file, { minLength: 1, maxLength: 12 }), (files) => {
+        // Prepare
+        const reused = new ContentChunker(SMALL);
+        for (const f of files) {
+          const data = randomBytes(f.seed, f.length);
+          // Act: the reused chunker, fed as a backup feeds it (reset first), in the file's pieces.
+          reused.reset();
+          const got: Uint8Array[] = [];
+          let at = 0;
+          for (let i = 0; at < data.length; i++) {
+            const size = f.pieces[i % f.pieces.length] ?? 1;
+            got.push(...reused.push(data.subarray(at, at + size)));
+            at += size;
+            if (f.abandonedAfter !== undefined && at >= f.abandonedAfter) break;
+          }
+          if (at < data.length) continue; // abandoned: the next file resets
+          const last = reused.finish();
+          if (last) got.push(last);
+          // Assess: the boundaries and bytes of a fresh chunker per file.
+          const fresh = chunksOf(data);
+          expect(boundaries(got)).toEqual(boundaries(fresh));
+          expect(sameBytes(concat(got), data)).toBe(true);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it('uses 512 KiB / 1 MiB / 4 MiB for file mode', () => {
     expect(FILE_CHUNKING).toEqual({
       minSize: 512 * 1024,

@@ -1,0 +1,18 @@
+/** What the API's handlers work with: the store, the orchestrator, download links and the clusters served. */
+import type { DownloadLinks } from '../../shared/ports/download-links.js';
+import type { Executions } from '../../shared/ports/executions.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
+
+export interface ApiDeps {
+  readonly store: ObjectStore;
+  readonly executions: Executions;
+  readonly links: DownloadLinks;
+  /** The clusters this deployment serves, by the names requests give. */
+  readonly clusters: readonly string[];
+  readonly signal?: AbortSignal;
+  /** Told of every request that failed unexpectedly (the handler logs it). */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** How long a download link works. */
+export const LINK_SECONDS = 600;

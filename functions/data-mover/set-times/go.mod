@@ -1,0 +1,3 @@
+module lifeboat.invalid/data-mover/set-times
+
+go 1.22
