@@ -34,6 +34,9 @@ export const OUTPUT = {
   complete: ['json', 'yaml'],
 } as const satisfies FlagSpec;
 
+/** Where a verb finds the backups: a local directory (--local, --dir) or a deployment's API. */
+export const WHERE = { local: LOCAL, dir: DIR, endpoint: ENDPOINT } as const;
+
 export const KUBECONFIG = {
   type: 'string',
   value: 'FILE',

@@ -4,15 +4,13 @@
  */
 import {
   CONTEXT,
-  DIR,
-  ENDPOINT,
   HELP,
   KUBECONFIG,
-  LOCAL,
   OUTPUT,
   REPOSITORY_KEY_FILE,
   SNAPSHOT_REGION,
   WAIT,
+  WHERE,
 } from '../common-flags.js';
 import type { FlagSpec } from '../flags.js';
 
@@ -72,25 +70,19 @@ export const backupCreateFlags = {
   kubeconfig: KUBECONFIG,
   context: CONTEXT,
   wait: WAIT,
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
 export const backupGetFlags = {
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
 export const backupLogsFlags = {
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
@@ -102,18 +94,14 @@ export const backupDownloadFlags = {
     complete: 'files',
   },
   force: { type: 'boolean', help: 'overwrite the file if it exists' },
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
 export const backupDescribeFlags = {
   details: { type: 'boolean', help: 'list every item, volume, operation, error and warning' },
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
@@ -127,9 +115,7 @@ export const backupDeleteFlags = {
     value: 'F',
     help: 'Lifeboat: repack repository packs at least this fraction dead, in (0, 1] (default 0.5)',
   },
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;

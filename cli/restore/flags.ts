@@ -2,17 +2,7 @@
  * The flags of `lifeboat restore create|get|describe|logs|delete`: Velero's, and Lifeboat's own where marked.
  * Descriptions only: what a verb does with them is in its own module.
  */
-import {
-  CONTEXT,
-  DIR,
-  ENDPOINT,
-  HELP,
-  KUBECONFIG,
-  LOCAL,
-  OUTPUT,
-  REPOSITORY_KEY_FILE,
-  WAIT,
-} from '../common-flags.js';
+import { CONTEXT, HELP, KUBECONFIG, OUTPUT, REPOSITORY_KEY_FILE, WAIT, WHERE } from '../common-flags.js';
 import type { FlagSpec } from '../flags.js';
 
 const list = (help: string) => ({ type: 'string' as const, value: 'a,b', help });
@@ -106,42 +96,32 @@ export const restoreCreateFlags = {
   kubeconfig: KUBECONFIG,
   context: CONTEXT,
   wait: WAIT,
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
 export const restoreDescribeFlags = {
   details: { type: 'boolean', help: 'list every restored item with its outcome' },
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
 export const restoreGetFlags = {
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
 export const restoreLogsFlags = {
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
 export const restoreDeleteFlags = {
   confirm: { type: 'boolean', help: 'delete without asking (required: nothing asks)' },
-  local: LOCAL,
-  dir: DIR,
-  endpoint: ENDPOINT,
+  ...WHERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;

@@ -65,7 +65,8 @@ type Json = Record<string, unknown>;
 async function volumeList(store: ObjectStore, file: StoredFile, signal?: AbortSignal): Promise<unknown[]> {
   try {
     const list = await readStoredJson(store, file, {
-      schema: z.array(z.unknown()),
+      // Velero writes an empty list as null.
+      schema: z.array(z.unknown()).nullable(),
       shape: 'a list',
       ...(signal ? { signal } : {}),
     });

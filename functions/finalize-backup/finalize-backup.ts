@@ -20,7 +20,6 @@ import {
   messageResult,
 } from '../../shared/contracts/backup-run.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { formatDuration, parseDuration } from '../../shared/domain/kubernetes/duration.js';
 import {
   type BackupDocument,
   type BackupPhase,
@@ -28,6 +27,11 @@ import {
   CLUSTER_ANNOTATION,
   resourceList,
 } from '../../shared/domain/storage/backup-document.js';
+import {
+  RESOURCE_TIMEOUT_ANNOTATION,
+  storedBackupSpec,
+  VELERO_SERVER_DEFAULTS,
+} from '../../shared/domain/storage/backup-spec.js';
 import { backupKeys, backupWorkKeys } from '../../shared/domain/storage/keys.js';
 import { countLevels, formatLogLine, type LogEvent } from '../../shared/domain/storage/log.js';
 import { countOf, emptyResults, mergeResults, type Results } from '../../shared/domain/storage/results.js';
@@ -85,18 +89,6 @@ async function readRequest(store: ObjectStore, run: BackupRun) {
 export async function readCollectLog(store: ObjectStore, run: BackupRun): Promise<LogEvent[]> {
   const raw = await store.get(backupWorkKeys(run).collectLog);
   return raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as LogEvent[]) : [];
-}
-
-/** The spec as Velero stores it: defaults filled in. */
-export function storedSpec(
-  spec: Record<string, unknown> & { ttl?: string | undefined },
-): Record<string, unknown> {
-  const ttlMs = spec.ttl ? parseDuration(spec.ttl) : undefined;
-  return {
-    ...spec,
-    ttl: formatDuration(ttlMs ?? 720 * 3_600_000),
-    storageLocation: typeof spec.storageLocation === 'string' ? spec.storageLocation : 'default',
-  };
 }
 
 /** What a pass over the messages' results reads. */
@@ -250,8 +242,13 @@ async function writeSideFiles(options: {
   await putOnce(store, keys.resourceList, gzippedJson(resourceList(tally.listed)), asJson);
   await putOnce(store, keys.itemOperations, gzippedJson(volumes.operations), asJson);
   await putOnce(store, keys.volumeInfo, gzippedJson(volumes.volumeInfos), asJson);
-  await putOnce(store, keys.volumeSnapshots, gzippedJson(volumes.nativeSnapshots), asJson);
-  await putOnce(store, keys.podVolumeBackups, gzippedJson([]), asJson);
+  // Velero writes its empty lists as JSON null (nil Go slices); 1.17 and 1.18 read either.
+  const list = (items: readonly unknown[]): Buffer => gzippedJson(items.length > 0 ? items : null);
+  await putOnce(store, keys.volumeSnapshots, list(volumes.nativeSnapshots), asJson);
+  await putOnce(store, keys.podVolumeBackups, list([]), asJson);
+  // The classes of the CSI snapshots Velero took itself; Lifeboat's CSI snapshots name theirs
+  // in the volume info, so this stays Velero's empty list.
+  await putOnce(store, keys.csiVolumeSnapshotClasses, list([]), asJson);
 }
 
 /** How the backup ended: its phase, and the larger of the counts its log and its results give. */
@@ -282,6 +279,7 @@ function finishedDocument(options: {
   const annotations = {
     ...(metadata.annotations ?? {}),
     ...sourceClusterAnnotations(options.collected),
+    [RESOURCE_TIMEOUT_ANNOTATION]: VELERO_SERVER_DEFAULTS.resourceTimeout,
     // Which cluster it is a backup of: the API lists backups by cluster.
     [CLUSTER_ANNOTATION]: run.cluster,
   };
@@ -289,7 +287,7 @@ function finishedDocument(options: {
     name: run.name,
     labels: { ...(metadata.labels ?? {}), 'velero.io/storage-location': 'default' },
     ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
-    spec: storedSpec(request.backup.spec as Record<string, unknown>),
+    spec: storedBackupSpec(request.backup.spec as Record<string, unknown>),
     startedAt: new Date(run.startedAt),
     completedAt: options.completedAt,
     expiration: new Date(run.expiration),

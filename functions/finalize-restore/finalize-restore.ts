@@ -147,7 +147,7 @@ function closeLog(options: {
   return phase;
 }
 
-/** PlanRestore's warnings (parts of the request that restored nothing), each in its namespace. */
+/** PlanRestore's log; its warnings (parts of the request that restored nothing) as results too. */
 async function planWarnings(options: {
   store: ObjectStore;
   run: RestoreRun;
@@ -155,7 +155,8 @@ async function planWarnings(options: {
   const raw = await options.store.get(restoreWorkKeys(options.run).planLog);
   const log = raw ? (JSON.parse(gunzipSync(raw).toString('utf8')) as LogEvent[]) : [];
   let results = emptyResults;
-  for (const event of log) {
+  // The plan's info lines (items Velero never restores) go into the log only.
+  for (const event of log.filter((e) => e.level === 'warning')) {
     const namespace = event.fields?.namespace;
     const scope = typeof namespace === 'string' && namespace ? { namespace } : ('cluster' as const);
     results = mergeResults(results, { errors: {}, warnings: resultOf({ scope, message: event.msg }) });
@@ -210,8 +211,6 @@ function addItemOutcome(report: RestoreReport, o: ItemOutcome): void {
   for (const message of o.errors ?? []) error(`${o.kind} ${o.name}: ${message}`);
   for (const message of o.warnings ?? []) warning(`${o.kind} ${o.name}: ${message}`);
   if (o.result === 'failed') error(`${o.kind} ${o.name}: ${o.message ?? 'failed'}`);
-  else if (o.result === 'skipped' && o.message?.includes('differs'))
-    warning(`${o.kind} ${o.name}: ${o.message}`);
 }
 
 /** What Velero keeps under `restores/<name>/` besides the restore itself, each written once. */

@@ -7,7 +7,7 @@
  */
 import { type ArchiveItem, readBackupArchive } from '../../shared/adapters/backup-archive-reader.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
-import { prepareForRestore, skipReason } from '../../shared/domain/restore/item.js';
+import { prepareForRestore, skipNotice } from '../../shared/domain/restore/item.js';
 import { restorable } from '../../shared/domain/restore/order.js';
 import { placedAtPath } from '../../shared/domain/restore/placement.js';
 import { backupKeys } from '../../shared/domain/storage/keys.js';
@@ -23,6 +23,18 @@ export async function readArchiveItems(planning: Planning): Promise<void> {
   await readBackupArchive({ body, onItem: (entry) => takeEntry(planning, entry) });
 }
 
+/** What Velero never restores: counted, and a selected one noted with Velero's log line. */
+function notRestored(planning: Planning, entry: ArchiveItem): boolean {
+  const { found } = planning;
+  const gr = entry.groupResource;
+  const notice = restorable(gr) ? skipNotice(gr, entry.object) : 'not restorable';
+  if (notice === undefined) return false;
+  found.skipped++;
+  if (restorable(gr) && selects(planning.selection, entry))
+    found.notRestored.push({ groupResource: gr, namespace: entry.namespace, name: entry.name, notice });
+  return true;
+}
+
 async function takeEntry(planning: Planning, read: ArchiveItem): Promise<void> {
   // Velero reads the plain path; the version folders are copies.
   if (read.version) return;
@@ -33,10 +45,7 @@ async function takeEntry(planning: Planning, read: ArchiveItem): Promise<void> {
   if (placed.warning)
     found.placementWarnings.set(itemKey(read.groupResource, read.namespace, read.name), placed.warning);
   const gr = entry.groupResource;
-  if (!restorable(gr) || skipReason(gr, entry.object) !== undefined) {
-    found.skipped++;
-    return;
-  }
+  if (notRestored(planning, entry)) return;
   if (gr === 'namespaces') {
     found.namespaceObjects.set(entry.name, {
       groupResource: gr,

@@ -13,6 +13,7 @@ import type { RestorePlan, RestoreRun } from '../../shared/contracts/restore-run
 import type { VolumePlan } from '../../shared/contracts/restore-volumes.js';
 import { LifeboatError } from '../../shared/domain/errors.js';
 import { restoreWorkKeys } from '../../shared/domain/storage/keys.js';
+import type { LogEvent } from '../../shared/domain/storage/log.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { readArchiveItems } from './archive-pass.js';
 import { addCrds, addNamespaces, addVolumes } from './deferred-items.js';
@@ -39,17 +40,26 @@ export async function planRestore(input: { run: RestoreRun }, deps: PlanRestoreD
 }
 
 /**
- * The request's parts that restore nothing (unmatched.ts), as the plan's log for FinalizeRestore
- * to count and report (a dry run writes nothing: they are in its plan only).
+ * The plan's log for FinalizeRestore: Velero's line for each selected item it never restores
+ * (info), and the request's parts that restore nothing (unmatched.ts: warnings, counted and
+ * reported). A dry run writes nothing: its warnings are in its plan only.
  */
 async function writeWarnings(planning: Planning): Promise<string[]> {
   const { run, deps } = planning;
-  const events = unmatchedWarnings(planning, (deps.clock ?? systemClock).now().toISOString());
+  const time = (deps.clock ?? systemClock).now().toISOString();
+  const warnings = unmatchedWarnings(planning, time);
+  const notices: LogEvent[] = planning.found.notRestored.map((n) => ({
+    time,
+    level: 'info',
+    msg: n.notice,
+    fields: { restore: run.name, resource: n.groupResource, namespace: n.namespace, name: n.name },
+  }));
+  const events = [...notices, ...warnings];
   if (events.length > 0 && !run.dryRun)
     await deps.store.put(restoreWorkKeys(run).planLog, gzipSync(JSON.stringify(events)), {
       contentType: 'application/gzip',
     });
-  return events.map((e) => e.msg);
+  return warnings.map((e) => e.msg);
 }
 
 /** The request ValidateRestore left in the working data. */
@@ -91,7 +101,7 @@ function planOf(options: { planning: Planning; volumePlan: VolumePlan }): Restor
 }
 
 /** What a dry run would do, step by step in the plan's order, asking the cluster. */
-function dryRunPreview(options: { planning: Planning; plan: RestorePlan }): ReturnType<typeof preview> {
+async function dryRunPreview(options: { planning: Planning; plan: RestorePlan }): ReturnType<typeof preview> {
   const { planning, plan } = options;
   const steps = plan.recipe?.steps;
   const sequence = (
@@ -101,5 +111,17 @@ function dryRunPreview(options: { planning: Planning; plan: RestorePlan }): Retu
     order: s.phases.map((p) => p.groupResource),
     items: planning.chunks.dryRunItemsOf(s.index),
   }));
-  return preview({ sequence, deps: planning.deps, policy: planning.spec.existingResourcePolicy ?? 'none' });
+  const entries = await preview({
+    sequence,
+    deps: planning.deps,
+    policy: planning.spec.existingResourcePolicy ?? 'none',
+  });
+  // What Velero never restores, after the rest: the dry run says so, as the restore's log will.
+  const notRestored = planning.found.notRestored.map((n) => ({
+    phase: n.groupResource,
+    item: `${n.namespace ? `${n.namespace}/` : ''}${n.name}`,
+    action: 'skip' as const,
+    reason: n.notice,
+  }));
+  return [...entries, ...notRestored];
 }

@@ -48,6 +48,11 @@ export interface ArchiveFindings {
   /** Items placed where their archive path says, against their metadata: by path, the warning. */
   readonly placementWarnings: Map<string, string>;
   skipped: number;
+  /**
+   * Items the restore's filters select that Velero never restores (completed pods and jobs,
+   * mirror pods), with Velero's log line for each: logged and shown by a dry run.
+   */
+  readonly notRestored: { groupResource: string; namespace: string; name: string; notice: string }[];
   notInRecipe: number;
   /** What the backup holds, for the request's parts that match nothing (unmatched.ts). */
   readonly backupNamespaces: Set<string>;
@@ -135,6 +140,7 @@ function emptyFindings(placementWarnings: Map<string, string>): ArchiveFindings 
     volumeSteps: new Map(),
     placementWarnings,
     skipped: 0,
+    notRestored: [],
     notInRecipe: 0,
     backupNamespaces: new Set(),
     backedUpItems: new Set(),

@@ -72,7 +72,7 @@ async function previewItem(options: ItemPreview): Promise<PreviewEntry> {
     meta.namespace !== undefined &&
     options.newNamespaces.has(meta.namespace) &&
     addedWithNamespace(phase, meta.name);
-  if (addedByCluster) return clusterDefaultPreview({ ...options, meta, label });
+  if (addedByCluster) return await clusterDefaultPreview({ ...options, meta, label });
   const existing = await options.cluster.read({
     resource: phase.split('.')[0] ?? phase,
     object: item.object,
@@ -87,8 +87,46 @@ async function previewItem(options: ItemPreview): Promise<PreviewEntry> {
     : { phase, item: label, action: 'skip', reason: decided.reason, ...at };
 }
 
-/** An object the cluster adds with a new namespace: skipped, or merged for a ServiceAccount. */
-function clusterDefaultPreview(
+/**
+ * An object the cluster adds with a new namespace, compared with what the cluster will add, as
+ * the restore will find it: the root-CA ConfigMap holds in every namespace what it holds in
+ * `default`, so one that differs (another cluster's CA) gets the restore's warning; the default
+ * ServiceAccount is merged, or skipped.
+ */
+async function clusterDefaultPreview(
+  options: ItemPreview & { meta: { namespace?: string; name?: string }; label: string },
+): Promise<PreviewEntry> {
+  const { phase, label, at } = options;
+  if (phase === 'configmaps') {
+    const published = await options.cluster.read({
+      resource: 'configmaps',
+      object: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: options.meta.name, namespace: 'default' },
+      },
+    });
+    // A cluster without the root-CA publisher: the restore creates it after its wait.
+    if (!published) return { phase, item: label, action: 'create', ...at };
+    const existing = {
+      ...published,
+      metadata: { ...(published.metadata as object), namespace: options.meta.namespace },
+    };
+    const decided = existingAction({
+      existing,
+      desired: options.item.object,
+      policy: options.policy,
+      groupResource: phase,
+    });
+    if (decided.action === 'update') return { phase, item: label, action: 'update', ...at };
+    const reason = decided.warning ?? 'the cluster creates it with the namespace, as backed up';
+    return { phase, item: label, action: 'skip', reason, ...at };
+  }
+  return serviceAccountPreview(options);
+}
+
+/** The backed-up default ServiceAccount, merged into the one the cluster creates, or skipped. */
+function serviceAccountPreview(
   options: ItemPreview & { meta: { namespace?: string; name?: string }; label: string },
 ): PreviewEntry {
   const { phase, meta, label, at } = options;

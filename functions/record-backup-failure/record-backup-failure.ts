@@ -7,13 +7,18 @@ import { gzipSync } from 'node:zlib';
 import { backupRequest } from '../../shared/contracts/backup-request.js';
 import type { BackupRun } from '../../shared/contracts/backup-run.js';
 import { backupDocument, CLUSTER_ANNOTATION } from '../../shared/domain/storage/backup-document.js';
+import {
+  RESOURCE_TIMEOUT_ANNOTATION,
+  storedBackupSpec,
+  VELERO_SERVER_DEFAULTS,
+} from '../../shared/domain/storage/backup-spec.js';
 import { backupKeys, backupWorkKeys } from '../../shared/domain/storage/keys.js';
 import { formatLogLine } from '../../shared/domain/storage/log.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { removeWorkData } from '../common/work-data.js';
 import { putOnce } from '../common/write-once.js';
-import { readCollectLog, storedSpec } from '../finalize-backup/finalize-backup.js';
+import { readCollectLog } from '../finalize-backup/finalize-backup.js';
 
 export interface RecordBackupFailureDeps {
   readonly store: ObjectStore;
@@ -59,8 +64,12 @@ export async function recordBackupFailure(
       ...(request?.success ? (request.data.backup.metadata.labels ?? {}) : {}),
       'velero.io/storage-location': 'default',
     },
-    annotations: { [CLUSTER_ANNOTATION]: run.cluster },
-    spec: storedSpec(spec),
+    annotations: {
+      ...(request?.success ? (request.data.backup.metadata.annotations ?? {}) : {}),
+      [RESOURCE_TIMEOUT_ANNOTATION]: VELERO_SERVER_DEFAULTS.resourceTimeout,
+      [CLUSTER_ANNOTATION]: run.cluster,
+    },
+    spec: storedBackupSpec(spec),
     startedAt: new Date(run.startedAt),
     completedAt: now,
     expiration: new Date(run.expiration),

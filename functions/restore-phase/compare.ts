@@ -1,6 +1,7 @@
 /**
  * What a restore does with an object that already exists (Velero `existingResourcePolicy`):
- * equal once server-set fields are ignored → skipped; different → a warning (`none`) or a
+ * equal once server-set fields are ignored → skipped; different → skipped with Velero's warning
+ * (`none`) or a
  * merge-patch update (`update`). A ServiceAccount that differs is merged whatever the policy
  * (Velero restore.go: the backed-up secrets, image pull secrets, labels and annotations it lacks
  * are added; updated, or skipped when it already holds them).
@@ -36,7 +37,12 @@ export function comparable(object: Json): Json {
 }
 
 export type ExistingAction =
-  | { readonly action: 'skip'; readonly reason: string }
+  | {
+      readonly action: 'skip';
+      readonly reason: string;
+      /** The warning the restore reports for the item (Velero: one that exists and differs). */
+      readonly warning?: string;
+    }
   /** A JSON merge patch of the existing object. */
   | { readonly action: 'update'; readonly patch: Json };
 
@@ -70,5 +76,15 @@ export function existingAction(options: {
         };
   }
   if (options.policy === 'update') return { action: 'update', patch: options.desired };
-  return { action: 'skip', reason: 'already exists and differs; existingResourcePolicy is none' };
+  return {
+    action: 'skip',
+    reason: 'already exists and differs; existingResourcePolicy is none',
+    warning: differsWarning(options.desired),
+  };
+}
+
+/** Velero's words (restore.go, no existingResourcePolicy), so both tools' results read alike. */
+export function differsWarning(object: Json): string {
+  const name = (object.metadata as { name?: unknown } | undefined)?.name;
+  return `could not restore, ${String(object.kind ?? '')}:${String(name ?? '')} already exists. Warning: the in-cluster version is different than the backed-up version`;
 }

@@ -158,8 +158,10 @@ async function settleExisting(attempt: ItemAttempt, existing: Record<string, unk
     );
     return { ...id, result: 'updated', ...attempt.modifierMessage, ...problemsOf(attempt) };
   }
-  const differs = decided.reason.includes('differs');
-  attempt.note(differs ? 'warning' : 'info', `Skipped: ${decided.reason}`);
+  if (decided.warning) {
+    attempt.note('warning', decided.warning);
+    attempt.warnings.push(decided.warning);
+  } else attempt.note('info', `Skipped: ${decided.reason}`);
   return { ...id, result: 'skipped', message: decided.reason, ...problemsOf(attempt) };
 }
 

@@ -4,7 +4,10 @@
  * namespaces, then times (a) a paginated LIST of those resources and (b) a full local backup,
  * each in its own process, three times in turns. Prints the medians' objects/s and CPU time, their
  * ratio (and each pair's) and peak RSS, and the CPU budget the machine leaves a backup at the
- * target ratio against what this one used; never asserts timings.
+ * target ratio against what this one used; and Velero 1.18 side by side: `velero backup create
+ * --wait` on the same objects (its server with 1, then 4, item-block workers), alternating with
+ * Lifeboat's backups, every run and the medians printed with Lifeboat ÷ Velero (throughput).
+ * Never asserts timings. VELERO=0 leaves Velero out.
  *   npm run bench -- 10000 50000
  */
 import { execFileSync } from 'node:child_process';
@@ -16,6 +19,7 @@ import pLimit from 'p-limit';
 import { defaultItemBlockThreads } from '../../cli/local/item-block-threads.js';
 import { type ClusterInfo, startCluster, stopCluster } from '../env/cluster.js';
 import { ensureTools } from '../env/ensure-tools.js';
+import { type BenchVelero, medianOf, startBenchVelero, timedVelero } from './velero-side.js';
 
 const KINDS = [
   {
@@ -120,6 +124,7 @@ function measure(
   arg: string,
   clusterPids: readonly number[],
 ): Measured {
+  const started = performance.now();
   const out = execFileSync(
     process.execPath,
     // The heap cap the `lifeboat` command runs with (cli/bin/lifeboat.ts).
@@ -130,10 +135,13 @@ function measure(
       env: { ...process.env, CONTROL_PLANE_PIDS: clusterPids.join(',') },
     },
   );
-  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as Measured;
+  const measured = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as Omit<Measured, 'wallMs'>;
+  return { ...measured, wallMs: performance.now() - started };
 }
 
 interface Measured {
+  /** The whole child process: Node's and tsx's start-up included, as a CLI user waits. */
+  readonly wallMs: number;
   readonly objects: number;
   readonly ms: number;
   readonly cpuMs: number;
@@ -179,6 +187,49 @@ function median(runs: readonly Measured[]): Measured & { peakRssMb: number } {
 /** LIST and backup measured in turns, so a burst of other work on the machine hits both alike. */
 const PAIRS = 3;
 
+/**
+ * Lifeboat's backup and Velero's of the same namespaces, in turns, with Velero's server at
+ * 1 and then 4 item-block workers. Lifeboat ÷ Velero compares throughputs: Velero's CLI wall
+ * time against Lifeboat's process wall time (start-up included) and its backup alone.
+ */
+async function veleroRows(options: {
+  velero: BenchVelero;
+  kubeconfig: string;
+  pids: readonly number[];
+  target: number;
+}): Promise<string[]> {
+  const rows: string[] = [];
+  for (const workers of [1, 4]) {
+    if (workers !== 1) await options.velero.restart([`--item-block-worker-count=${workers}`]);
+    const ours: Measured[] = [];
+    const theirs: number[] = [];
+    for (let pair = 0; pair < PAIRS; pair++) {
+      ours.push(measure('backup', options.kubeconfig, 'bench-*', options.pids));
+      const name = `velero-${options.target}-${workers}-${pair}`;
+      const run = await timedVelero(options.velero, [
+        'backup',
+        'create',
+        name,
+        '--include-namespaces',
+        'bench-*',
+      ]);
+      theirs.push(run.ms);
+      const o = ours.at(-1) as Measured;
+      process.stderr.write(
+        `  run ${pair + 1}: Lifeboat ${(o.wallMs / 1000).toFixed(2)} s wall (${(o.ms / 1000).toFixed(2)} s backup) | Velero (${workers} worker(s)) ${(run.ms / 1000).toFixed(2)} s, ${run.phase} | Lifeboat ÷ Velero ${(run.ms / o.wallMs).toFixed(2)}\n`,
+      );
+    }
+    const wall = medianOf(ours.map((o) => o.wallMs));
+    const backupOnly = medianOf(ours.map((o) => o.ms));
+    const velero = medianOf(theirs);
+    rows.push(
+      `objects ${options.target} | Velero 1.18 (${workers} item-block worker(s)) median ${(velero / 1000).toFixed(2)} s; Lifeboat median ${(wall / 1000).toFixed(2)} s wall, ${(backupOnly / 1000).toFixed(2)} s backup | Lifeboat ÷ Velero ${(velero / wall).toFixed(2)} (wall), ${(velero / backupOnly).toFixed(2)} (backup alone); runs ${theirs.map((v, i) => (v / (ours[i] as Measured).wallMs).toFixed(2)).join(', ')}`,
+    );
+  }
+  await options.velero.restart([]);
+  return rows;
+}
+
 async function main(): Promise<void> {
   const sizes = process.argv
     .slice(2)
@@ -188,6 +239,8 @@ async function main(): Promise<void> {
   const tools = await ensureTools();
   const root = await mkdtemp(join(tmpdir(), 'lifeboat-bench-'));
   const cluster = await startCluster({ name: 'bench', rootDir: root, tools });
+  const velero =
+    process.env.VELERO === '0' ? undefined : await startBenchVelero({ tools, cluster, rootDir: root });
   try {
     const ca = await readFile(cluster.caFile);
     const namespaces = Array.from({ length: 10 }, (_, i) => `bench-${i}`);
@@ -233,8 +286,18 @@ async function main(): Promise<void> {
         ].join(' | '),
       );
       process.stdout.write(`${rows.at(-1)}\n`);
+      if (velero) {
+        const sideBySide = await veleroRows({
+          velero,
+          kubeconfig: cluster.kubeconfig,
+          pids: cluster.pids,
+          target,
+        });
+        for (const row of sideBySide) process.stdout.write(`${row}\n`);
+      }
     }
   } finally {
+    await velero?.stop();
     await stopCluster(cluster);
     await rm(root, { recursive: true, force: true });
   }

@@ -3,6 +3,10 @@
  * concurrency, measured in one run on a fresh local cluster: N mixed objects are backed up
  * locally; their namespaces are deleted; (a) the baseline creates the prepared objects directly,
  * namespaces are deleted again, (b) a full local restore runs. Prints objects/s and the ratio.
+ * Then Velero 1.18 side by side: a Velero backup of the same objects, and Lifeboat's and
+ * Velero's restores of them in turns (namespaces deleted before each), every run and the medians
+ * printed with Lifeboat ÷ Velero (throughput; Velero timed as `velero restore create --wait`).
+ * VELERO=0 leaves Velero out.
  *   npm run bench:restore -- 10000
  */
 
@@ -21,6 +25,7 @@ import { restorePhases } from '../../shared/domain/restore/order.js';
 import { backupKeys } from '../../shared/domain/storage/keys.js';
 import { type ClusterInfo, startCluster, stopCluster } from '../env/cluster.js';
 import { ensureTools } from '../env/ensure-tools.js';
+import { type BenchVelero, medianOf, startBenchVelero, timedVelero } from './velero-side.js';
 
 const CONCURRENCY = 16;
 
@@ -72,11 +77,55 @@ function collectionPath(gr: string, object: Record<string, unknown>): string {
   return `${base}${ns ? `/namespaces/${ns}` : ''}/${gr.split('.')[0]}`;
 }
 
+const PAIRS = 3;
+
+/** Lifeboat's and Velero's restores of the same objects in turns; one line per run, then medians. */
+async function veleroSideBySide(options: {
+  velero: BenchVelero;
+  restore: (name: string) => Promise<number>;
+  reset: () => Promise<void>;
+  namespaces: readonly string[];
+  objects: number;
+}): Promise<string> {
+  const { velero } = options;
+  const backup = await timedVelero(velero, [
+    'backup',
+    'create',
+    'rbench-velero',
+    '--include-namespaces',
+    options.namespaces.join(','),
+    '--include-resources',
+    'configmaps,secrets,namespaces',
+  ]);
+  process.stderr.write(`Velero backup ${backup.phase} in ${(backup.ms / 1000).toFixed(1)} s\n`);
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  for (let pair = 0; pair < PAIRS; pair++) {
+    await options.reset();
+    ours.push(await options.restore(`r-lifeboat-${pair}`));
+    await options.reset();
+    const run = await timedVelero(velero, [
+      'restore',
+      'create',
+      `r-velero-${pair}`,
+      '--from-backup',
+      'rbench-velero',
+    ]);
+    theirs.push(run.ms);
+    process.stderr.write(
+      `  run ${pair + 1}: Lifeboat ${((ours.at(-1) ?? 0) / 1000).toFixed(2)} s | Velero ${(run.ms / 1000).toFixed(2)} s, ${run.phase} | Lifeboat ÷ Velero ${(run.ms / (ours.at(-1) ?? 1)).toFixed(2)}\n`,
+    );
+  }
+  const ratios = theirs.map((v, i) => (v / (ours[i] ?? 1)).toFixed(2));
+  return `objects ${options.objects} | Lifeboat restore median ${(medianOf(ours) / 1000).toFixed(2)} s | Velero 1.18 restore median ${(medianOf(theirs) / 1000).toFixed(2)} s | Lifeboat ÷ Velero ${(medianOf(theirs) / medianOf(ours)).toFixed(2)} (runs ${ratios.join(', ')})`;
+}
+
 async function main(): Promise<void> {
   const target = Number(process.argv[2] ?? 10_000);
   const tools = await ensureTools();
   const root = await mkdtemp(join(tmpdir(), 'lifeboat-rbench-'));
   const cluster = await startCluster({ name: 'rbench', rootDir: root, tools });
+  let velero: BenchVelero | undefined;
   try {
     const ca = await readFile(cluster.caFile);
     const namespaces = Array.from({ length: 10 }, (_, i) => `rbench-${i}`);
@@ -156,10 +205,29 @@ async function main(): Promise<void> {
 
     const baselineRate = objects.length / (baselineMs / 1000);
     const restoreRate = (result.created + result.skipped) / (restoreMs / 1000);
+    if (process.env.VELERO !== '0') {
+      velero = await startBenchVelero({ tools, cluster, rootDir: root });
+      const line = await veleroSideBySide({
+        velero,
+        namespaces,
+        objects: objects.length,
+        reset: () => deleteNamespaces(cluster, ca, namespaces),
+        restore: async (name) => {
+          const started = performance.now();
+          await runLocalRestore(
+            { cluster: 'rbench', restore: { metadata: { name }, spec: { backupName } } },
+            { cluster: kube, store, concurrency: CONCURRENCY },
+          );
+          return performance.now() - started;
+        },
+      });
+      process.stdout.write(`${line}\n`);
+    }
     process.stdout.write(
       `objects ${objects.length} | plain parallel create (${CONCURRENCY}) ${baselineRate.toFixed(0)}/s | restore ${restoreRate.toFixed(0)}/s (${result.created} created, ${result.skipped} skipped) | ratio restore/create ${(restoreRate / baselineRate).toFixed(2)}\n`,
     );
   } finally {
+    await velero?.stop();
     await stopCluster(cluster);
     await rm(root, { recursive: true, force: true });
   }

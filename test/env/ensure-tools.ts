@@ -1,6 +1,7 @@
 /**
  * Makes sure the binaries of the local test environment exist, building or installing what is
- * missing: the kubecp control plane (Go, cached by the hash of its inputs), KWOK (pinned
+ * missing: the kubecp control plane and Velero with its AWS plugin (Go, each cached by the hash
+ * of its inputs), KWOK (pinned
  * `go install`), the moto server and cfn-lint (a venv each, cached by the hash of its requirements).
  * Runs on a bare machine with only Go, Python and openssl; never downloads anything but
  * Go modules and PyPI packages.
@@ -12,7 +13,14 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { cacheRoot, KUBERNETES_VERSION, KWOK_MODULE, KWOK_VERSION } from './versions.js';
+import {
+  cacheRoot,
+  KUBERNETES_VERSION,
+  KWOK_MODULE,
+  KWOK_VERSION,
+  VELERO_AWS_PLUGIN_VERSION,
+  VELERO_VERSION,
+} from './versions.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -25,6 +33,13 @@ export interface Tools {
   readonly motoLauncher: string;
   /** cfn-lint, pinned in its own venv (test/env/cfn-lint/requirements.txt). */
   readonly cfnLint: string;
+  /** The `velero` command (client and server) and the directory holding its AWS plugin. */
+  readonly velero: VeleroTools;
+}
+
+export interface VeleroTools {
+  readonly binary: string;
+  readonly pluginDir: string;
 }
 
 async function requireCommand(command: string, args: readonly string[], purpose: string): Promise<string> {
@@ -70,10 +85,7 @@ const goEnv = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-p=2' };
 
 async function ensureKubecp(goVersion: string): Promise<string> {
   const source = join(here, 'kubecp');
-  const files = (await readdir(source)).filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum');
-  const contents = await Promise.all(
-    files.sort().map(async (f) => `${f}\n${await readFile(join(source, f))}`),
-  );
+  const contents = await moduleInputs(source);
   const ldflags = [
     '-s -w',
     '-X k8s.io/component-base/version.gitMajor=1',
@@ -94,6 +106,51 @@ async function ensureKubecp(goVersion: string): Promise<string> {
   );
   await rename(partial, target);
   return target;
+}
+
+/** Go sources of a wrapper module, in name order, each prefixed by its name: its build's inputs. */
+async function moduleInputs(source: string): Promise<string[]> {
+  const files = (await readdir(source)).filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum');
+  return Promise.all(files.sort().map(async (f) => `${f}\n${await readFile(join(source, f))}`));
+}
+
+/**
+ * Velero and velero-plugin-for-aws, built from the Go module proxy through the wrapper module
+ * test/env/velero (its go.mod pins both and repeats Velero's own `replace` of Kopia). One
+ * `go build` makes both; a cold build takes 10-15 min on two loaded cores.
+ */
+export async function ensureVelero(goVersion: string): Promise<VeleroTools> {
+  const source = join(here, 'velero');
+  const ldflags = `-s -w -X github.com/vmware-tanzu/velero/pkg/buildinfo.Version=${VELERO_VERSION}`;
+  const key = hash([goVersion, ldflags, ...(await moduleInputs(source))]);
+  const dir = join(cacheRoot(), 'velero', key);
+  const tools = { binary: join(dir, 'velero'), pluginDir: join(dir, 'plugins') };
+  if (existsSync(join(tools.pluginDir, 'velero-plugin-for-aws')) && existsSync(tools.binary)) return tools;
+  const partial = `${dir}.partial-${process.pid}`;
+  await rm(partial, { recursive: true, force: true });
+  await mkdir(join(partial, 'plugins'), { recursive: true });
+  await step(
+    `building Velero ${VELERO_VERSION} and velero-plugin-for-aws ${VELERO_AWS_PLUGIN_VERSION} (a cold build takes 10-15 min)`,
+    'go',
+    [
+      'build',
+      '-C',
+      source,
+      '-trimpath',
+      '-ldflags',
+      ldflags,
+      '-o',
+      `${partial}/`,
+      'github.com/vmware-tanzu/velero/cmd/velero',
+      'github.com/vmware-tanzu/velero-plugin-for-aws/velero-plugin-for-aws',
+    ],
+    goEnv,
+  );
+  // Velero's server runs every executable of its plugin directory: the plugin alone goes there.
+  await rename(join(partial, 'velero-plugin-for-aws'), join(partial, 'plugins', 'velero-plugin-for-aws'));
+  await rm(dir, { recursive: true, force: true });
+  await rename(partial, dir);
+  return tools;
 }
 
 async function ensureKwok(): Promise<{ binary: string; stages: string[] }> {
@@ -157,11 +214,13 @@ export async function ensureTools(): Promise<Tools> {
   const goVersion = await requireCommand('go', ['version'], 'building kube-apiserver and KWOK');
   const pythonVersion = await requireCommand('python3', ['--version'], 'the moto AWS emulator');
   await requireCommand('openssl', ['version'], 'the control plane certificates');
-  // The Go builds compete for the two cores; pip mostly waits on the network, so it runs beside them.
-  const [motoBin, cfnLintBin, kubecp] = await Promise.all([
+  // The Go builds share the two cores (each runs -p=2); pip mostly waits on the network, so it
+  // runs beside them.
+  const [motoBin, cfnLintBin, kubecp, velero] = await Promise.all([
     ensureVenv({ name: 'moto', label: 'moto', pythonVersion }),
     ensureVenv({ name: 'cfn-lint', label: 'cfn-lint', pythonVersion }),
     ensureKubecp(goVersion),
+    ensureVelero(goVersion),
   ]);
   const kwok = await ensureKwok();
   const tools: Tools = {
@@ -171,6 +230,7 @@ export async function ensureTools(): Promise<Tools> {
     motoPython: join(motoBin, 'python'),
     motoLauncher: join(here, 'moto', 'launch.py'),
     cfnLint: join(cfnLintBin, 'cfn-lint'),
+    velero,
   };
   await mkdir(cacheRoot(), { recursive: true });
   await writeFile(join(cacheRoot(), 'tools.json'), JSON.stringify(tools, null, 2));

@@ -8,6 +8,9 @@ import { join } from 'node:path';
 export const KUBERNETES_VERSION = 'v1.34.10';
 export const KWOK_MODULE = 'sigs.k8s.io/kwok';
 export const KWOK_VERSION = 'v0.8.0';
+/** Velero and its AWS plugin, paired as the plugin's compatibility table pairs them (test/env/velero). */
+export const VELERO_VERSION = 'v1.18.3';
+export const VELERO_AWS_PLUGIN_VERSION = 'v1.14.3';
 export const MOTO_REQUIREMENT = 'moto[server]==5.2.5';
 
 /** Built tools live outside the work tree so a fresh clone on the same machine reuses them. */

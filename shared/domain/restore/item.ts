@@ -11,7 +11,9 @@
 
 import { type RestoreHookSpec, withRestoreInitHooks } from '../hooks/restore.js';
 import { type IncludesExcludes, shouldInclude } from '../kubernetes/includes-excludes.js';
+import { remapBindingSubjects } from './binding-subjects.js';
 import { applyResourceModifiers, type ResourceModifiers } from './resource-modifiers.js';
+import { resetAssignedNodePorts, type ServiceOrigin } from './service-ports.js';
 
 type Json = Record<string, unknown>;
 
@@ -76,6 +78,20 @@ export function skipReason(groupResource: string, object: Json): string | undefi
   }
   if (groupResource === 'jobs.batch' && status.completionTime) return 'the job has completed';
   return undefined;
+}
+
+/**
+ * Velero's restore log line for an object it does not restore (restore.go restoreItem):
+ * completed pods and jobs, and mirror pods. Undefined for anything restored.
+ */
+export function skipNotice(groupResource: string, object: Json): string | undefined {
+  const reason = skipReason(groupResource, object);
+  if (reason === undefined) return undefined;
+  if (reason === 'a mirror pod is managed by its kubelet')
+    return "Not restoring pod because it's a mirror pod";
+  const metadata = obj(object.metadata);
+  const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
+  return `${namespace ? `${namespace}/` : ''}${String(metadata.name ?? '')} is complete - skipping`;
 }
 
 export function mappedNamespace(
@@ -173,6 +189,8 @@ function placed(object: Json, options: RestoreItemOptions): Json {
 function preparedContent(object: Json, options: RestoreItemOptions): Json {
   const out = clone(object);
   const metadata = obj(out.metadata);
+  // The Service action reads which node ports were set explicitly from the managed fields.
+  const managedFields = metadata.managedFields;
   for (const key of SERVER_SET_METADATA) delete metadata[key];
   delete out.status;
   out.metadata = metadata;
@@ -180,7 +198,11 @@ function preparedContent(object: Json, options: RestoreItemOptions): Json {
   // Each step below changes the clone's own spec and metadata in place.
   switch (options.groupResource) {
     case 'services':
-      resetServiceAddresses(spec, options);
+      resetServiceAddresses(spec, options, { annotations: obj(metadata.annotations), managedFields });
+      break;
+    case 'rolebindings.rbac.authorization.k8s.io':
+    case 'clusterrolebindings.rbac.authorization.k8s.io':
+      remapBindingSubjects(out, options.namespaceMapping);
       break;
     case 'pods':
       resetPodBinding(spec);
@@ -202,19 +224,16 @@ function preparedContent(object: Json, options: RestoreItemOptions): Json {
   return out;
 }
 
-/** The cluster IPs (and node ports, unless preserved) are the new cluster's to assign. */
-function resetServiceAddresses(spec: Json, options: RestoreItemOptions): void {
+/**
+ * The cluster IPs are the new cluster's to assign, and so are the node ports the old cluster
+ * assigned, unless the restore preserves them (Velero's Service action).
+ */
+function resetServiceAddresses(spec: Json, options: RestoreItemOptions, origin: ServiceOrigin): void {
   if (spec.clusterIP !== 'None') {
     delete spec.clusterIP;
     delete spec.clusterIPs;
   }
-  delete spec.healthCheckNodePort;
-  if (!options.preserveNodePorts && Array.isArray(spec.ports)) {
-    spec.ports = spec.ports.map((p) => {
-      const { nodePort: _dropped, ...rest } = obj(p);
-      return rest;
-    });
-  }
+  if (!options.preserveNodePorts) resetAssignedNodePorts(spec, origin);
 }
 
 /** The pod is scheduled afresh, and gets a new service-account token volume. */
@@ -256,15 +275,20 @@ function resetVolumeBinding(pv: { spec: Json; metadata: Json; options: RestoreIt
   }
 }
 
-/** The job controller labels its pods with the old job's uid; the new job gets its own. */
+/**
+ * The job controller labels its pods with the old job's uid; the new job gets its own (Velero's
+ * Job action). The rest of the selector and `manualSelector` stay: a manual selector must reach
+ * the cluster as it was, and an emptied one is filled in again by the apiserver.
+ */
 function resetJobSelector(spec: Json): void {
-  const selector = obj(spec.selector);
-  const matchLabels = obj(selector.matchLabels);
-  for (const key of JOB_CONTROLLER_LABELS) delete matchLabels[key];
-  const template = obj(spec.template);
-  const templateMeta = obj(template.metadata);
+  if (spec.selector && typeof spec.selector === 'object') {
+    const selector = obj(spec.selector);
+    const matchLabels = obj(selector.matchLabels);
+    for (const key of JOB_CONTROLLER_LABELS) delete matchLabels[key];
+    // Velero's Job round trip drops an empty matchLabels (omitempty).
+    if (Object.keys(matchLabels).length === 0) delete selector.matchLabels;
+  }
+  const templateMeta = obj(obj(spec.template).metadata);
   const labels = obj(templateMeta.labels);
   for (const key of JOB_CONTROLLER_LABELS) delete labels[key];
-  if (Object.keys(matchLabels).length === 0) delete spec.selector;
-  delete spec.manualSelector;
 }

@@ -112,11 +112,13 @@ export function backupDocument(options: {
     ...(options.failureReason ? { failureReason: options.failureReason } : {}),
     ...(options.validationErrors?.length ? { validationErrors: options.validationErrors } : {}),
     ...Object.fromEntries(Object.entries(options.volumeCounters ?? {}).filter(([, n]) => n > 0)),
-    ...(options.hookStatus?.hooksAttempted
+    ...(options.hookStatus
       ? {
-          // Velero's HookStatus fields are omitempty: no hooksFailed key when none failed.
+          // Velero sets hookStatus on every backup it runs; its fields are omitempty.
           hookStatus: {
-            hooksAttempted: options.hookStatus.hooksAttempted,
+            ...(options.hookStatus.hooksAttempted
+              ? { hooksAttempted: options.hookStatus.hooksAttempted }
+              : {}),
             ...(options.hookStatus.hooksFailed ? { hooksFailed: options.hookStatus.hooksFailed } : {}),
           },
         }

@@ -24,6 +24,7 @@ export const backupKeys = (name: string) => {
     volumeInfo: `${dir}${name}-volumeinfo.json.gz`,
     volumeSnapshots: `${dir}${name}-volumesnapshots.json.gz`,
     podVolumeBackups: `${dir}${name}-podvolumebackups.json.gz`,
+    csiVolumeSnapshotClasses: `${dir}${name}-csi-volumesnapshotclasses.json.gz`,
     /** Held from validation on, so two runs can never write the same backup. Never expires. */
     claim: `${BACKUP_CLAIMS_DIR}${name}.json`,
     /**

@@ -71,6 +71,29 @@ describe('a backup whose run died', () => {
     });
   });
 
+  it('stores its spec with the defaults Velero’s server fills in, so velero describe shows them', async () => {
+    const store = await storeWithClaimedRun();
+    await settleAbandonedBackup({ name: 'nightly' }, { store, clock: at(31) });
+    const document = (await documentOf(store, 'nightly')) as Awaited<ReturnType<typeof documentOf>> & {
+      metadata: { annotations?: Record<string, string> };
+    };
+    expect(document.spec).toEqual({
+      includedNamespaces: ['*'],
+      excludedClusterScopedResources: ['volumesnapshotcontents.snapshot.storage.k8s.io'],
+      excludedNamespaceScopedResources: ['volumesnapshots.snapshot.storage.k8s.io'],
+      metadata: {},
+      hooks: {},
+      ttl: '24h0m0s',
+      storageLocation: 'default',
+      volumeGroupSnapshotLabelKey: 'velero.io/volume-group',
+      csiSnapshotTimeout: '10m0s',
+      itemOperationTimeout: '4h0m0s',
+      defaultVolumesToFsBackup: false,
+      snapshotMoveData: false,
+    });
+    expect(document.metadata.annotations).toMatchObject({ 'velero.io/resource-timeout': '10m0s' });
+  });
+
   it('keeps its name from a new run, saying why, until it is deleted; then the name is free', async () => {
     const store = await storeWithClaimedRun();
     const again = () =>

@@ -49,3 +49,20 @@ describe('what a restore does with an object that exists', () => {
     });
   });
 });
+
+describe('an object that exists and differs, under policy none', () => {
+  it('is skipped with Velero’s warning, naming its kind and name', () => {
+    const existing = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'kube-root-ca.crt' },
+      data: { a: '2' },
+    };
+    const desired = { ...existing, data: { a: '1' } };
+    expect(existingAction({ existing, desired, policy: 'none', groupResource: 'configmaps' })).toMatchObject({
+      action: 'skip',
+      warning:
+        'could not restore, ConfigMap:kube-root-ca.crt already exists. Warning: the in-cluster version is different than the backed-up version',
+    });
+  });
+});

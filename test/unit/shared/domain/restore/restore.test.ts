@@ -207,7 +207,9 @@ describe('preparing an object for restore', () => {
         template: { metadata: { labels: { 'controller-uid': 'u', app: 'x' } } },
       },
     };
+    // Velero's Job action leaves the emptied selector; the apiserver generates the new one.
     expect(prepareForRestore(job, { ...options, groupResource: 'jobs.batch' }).spec).toEqual({
+      selector: {},
       template: { metadata: { labels: { app: 'x' } } },
     });
   });
