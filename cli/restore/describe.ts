@@ -3,12 +3,9 @@
  * text, and (with --details, or in JSON or YAML) what it restored. A restore whose run died is
  * recorded Failed first (abandoned-restore.ts).
  */
+import { readRestore } from '../../functions/common/stored-records.js';
 import { settleAbandonedRestore } from '../../functions/record-restore-failure/abandoned-restore.js';
-import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
-import { storedResults } from '../../shared/contracts/backup-files.js';
-import { storedRestoreRecord, storedRestoreResourceList } from '../../shared/contracts/restore-files.js';
-import { restoreFile } from '../../shared/domain/storage/stored-files.js';
 import { outputForm, printDocument } from '../output.js';
 import { renderRestoreDescribe } from '../render/restores.js';
 import { directoryOf, localStore } from '../store.js';
@@ -29,22 +26,12 @@ export async function describeRestore({
     return 0;
   }
   // Each file read within its limits: one that is not what it should be fails, naming it.
-  const document = await readStoredJson(store, restoreFile(name, 'status'), {
-    schema: storedRestoreRecord,
-    shape: 'a velero.io/v1 Restore',
-  });
-  if (!document) {
+  const stored = await readRestore(store, name);
+  if (!stored) {
     io.err.write(`lifeboat: restore "${name}" not found in ${directoryOf(store)}\n`);
     return 1;
   }
-  const results = await readStoredJson(store, restoreFile(name, 'results'), {
-    schema: storedResults,
-    shape: 'a results file',
-  });
-  const resourceList = await readStoredJson(store, restoreFile(name, 'resourceList'), {
-    schema: storedRestoreResourceList,
-    shape: 'a resource list',
-  });
+  const { document, results, resourceList } = stored;
   if (form !== 'text') {
     await printDocument({ io, form, document: { ...document, results, resourceList } });
     return 0;
