@@ -7,6 +7,7 @@ import { LocalEventFile } from '../shared/adapters/local-event-file.js';
 import type { eventsFlags } from './events-flags.js';
 import { UsageError } from './flags.js';
 import { outputForm, printDocument } from './output.js';
+import { table } from './render/table.js';
 import { directoryOf, localStore } from './store.js';
 import type { VerbCall } from './verb-call.js';
 
@@ -31,16 +32,6 @@ export async function showEvents({ values, io }: VerbCall<typeof eventsFlags>): 
       String(e.detail.cluster ?? ''),
     ]),
   ];
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  io.out.write(
-    `${rows
-      .map((r) =>
-        r
-          .map((c, i) => c.padEnd((widths[i] ?? 0) + 3))
-          .join('')
-          .trimEnd(),
-      )
-      .join('\n')}\n`,
-  );
+  io.out.write(`${table(rows)}\n`);
   return 0;
 }

@@ -10,6 +10,7 @@ import type { BackupVolumeInfo } from '../../shared/domain/volumes/info.js';
 import type { BackupOperation } from '../../shared/domain/volumes/operations.js';
 import { renderBackupVolumes, renderItemOperations } from './backup-volumes.js';
 import { renderResults } from './results.js';
+import { table } from './table.js';
 
 const none = '<none>';
 const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(', ') : '');
@@ -32,15 +33,7 @@ export function renderBackupTable(documents: readonly BackupDocument[]): string 
       d.status.expiration,
     ]),
   ];
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd((widths[i] ?? 0) + 3))
-        .join('')
-        .trimEnd(),
-    )
-    .join('\n');
+  return table(rows);
 }
 
 export function renderBackupDescribe(options: {

@@ -7,6 +7,7 @@
 import type { RestoreDocument } from '../../functions/common/stored-records.js';
 import type { Results } from '../../shared/domain/storage/results.js';
 import { renderResults } from './results.js';
+import { table } from './table.js';
 
 export type { RestoreDocument };
 
@@ -72,13 +73,5 @@ export function renderRestoreTable(documents: readonly RestoreDocument[]): strin
       d.metadata?.creationTimestamp ?? '',
     ]),
   ];
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd((widths[i] ?? 0) + 3))
-        .join('')
-        .trimEnd(),
-    )
-    .join('\n');
+  return table(rows);
 }
