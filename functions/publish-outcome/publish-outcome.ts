@@ -14,6 +14,7 @@ import { backupKeys } from '../../shared/domain/storage/keys.js';
 import type { EventBus, LifeboatEvent } from '../../shared/ports/event-bus.js';
 import type { ExecutionStatus, Workflow } from '../../shared/ports/executions.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { RunMetrics } from '../../shared/runtime/metrics.js';
 import { readJson, readRestoreRecord } from '../common/stored-records.js';
 
 export interface EndedExecution {
@@ -28,16 +29,8 @@ export interface EndedExecution {
   readonly stopDate?: Date;
 }
 
-/** What a run did, for metrics. */
-export interface RunFigures {
-  readonly workflow: Workflow;
-  readonly phase: string;
-  readonly items: number;
-  readonly errors: number;
-  readonly warnings: number;
-  readonly bytes?: number;
-  readonly seconds?: number;
-}
+/** What a run did, for metrics: the figures the metrics publish, of one of the workflows. */
+export type RunFigures = RunMetrics & { readonly workflow: Workflow };
 
 interface Requested {
   readonly cluster?: string;
