@@ -214,15 +214,16 @@ export async function ensureTools(): Promise<Tools> {
   const goVersion = await requireCommand('go', ['version'], 'building kube-apiserver and KWOK');
   const pythonVersion = await requireCommand('python3', ['--version'], 'the moto AWS emulator');
   await requireCommand('openssl', ['version'], 'the control plane certificates');
-  // The Go builds share the two cores (each runs -p=2); pip mostly waits on the network, so it
-  // runs beside them.
-  const [motoBin, cfnLintBin, kubecp, velero] = await Promise.all([
+  // Everything runs at once: the Go builds share the two cores (each runs -p=2) but spend much
+  // of a cold build fetching modules and linking on one core, and pip mostly waits on the
+  // network. KWOK after the others cost a cold CI run 11 of its 28 tool minutes.
+  const [motoBin, cfnLintBin, kubecp, velero, kwok] = await Promise.all([
     ensureVenv({ name: 'moto', label: 'moto', pythonVersion }),
     ensureVenv({ name: 'cfn-lint', label: 'cfn-lint', pythonVersion }),
     ensureKubecp(goVersion),
     ensureVelero(goVersion),
+    ensureKwok(),
   ]);
-  const kwok = await ensureKwok();
   const tools: Tools = {
     kubecp,
     kwok: kwok.binary,
