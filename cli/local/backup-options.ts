@@ -40,9 +40,10 @@ export interface LocalBackupOptions {
   readonly workers?: number;
   /**
    * Worker threads the ItemBlock workers run in (item-block-threads.ts); 0: in this thread.
-   * Default: the cores but one, at most 4. Threads are used only with a directory store, a
-   * Kubernetes cluster and none of the in-process stand-ins below (wrapWorker, podExec,
-   * snapshotter, csiSnapshots, clock); otherwise the workers run in this thread.
+   * Default: the cores but one, at most 4, none on 2 cores or fewer (defaultItemBlockThreads).
+   * Threads are used only with a directory store, a Kubernetes cluster and none of the
+   * in-process stand-ins below (wrapWorker, podExec, snapshotter, csiSnapshots, clock);
+   * otherwise the workers run in this thread.
    */
   readonly threads?: number;
   readonly maxReceiveCount?: number;

@@ -25,9 +25,15 @@ const SOURCE_DIRS = ['cli', 'functions', 'shared'];
 
 const THREAD_START_TIMEOUT_MS = 30_000;
 
-/** Threads for a local backup's workers by default: the cores the listing leaves, at most 4. */
-export function defaultItemBlockThreads(): number {
-  return Math.max(0, Math.min(4, availableParallelism() - 1));
+/**
+ * Threads for a local backup's workers by default: the cores the listing leaves, at most 4; none
+ * on two cores or fewer, where the one thread cost more than it gave: its own start-up (its
+ * modules compiled again) and a copy of every message, on a core the apiserver of a local
+ * cluster needs too. Measured on 2 cores, 10,030 objects, the built command, 4 alternating
+ * pairs: 1.8 against 2.1 CPU-s, wall lower in every pair (median 5.1 s against 6.0 s).
+ */
+export function defaultItemBlockThreads(cores: number = availableParallelism()): number {
+  return cores <= 2 ? 0 : Math.min(4, cores - 1);
 }
 
 /**

@@ -5,7 +5,7 @@
  * problem is a KubeconfigProblem naming the file, variable or context, never a raw ENOENT, and
  * never quoting the file's content: it holds credentials. Reads files; never contacts a server.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -97,6 +97,30 @@ function chooseContext(kc: KubeConfig, options: { context?: string; named: strin
 }
 
 /**
+ * The current cluster's certificate authority read once, here, into the kubeconfig: the
+ * Kubernetes client reads a `certificate-authority` file again for every request otherwise (a
+ * restore makes one per item). kubectl too reads it once per run. A file that cannot be read is
+ * named, never quoted.
+ */
+function readCertificateAuthority(kc: KubeConfig, named: string): void {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster?.caFile) return;
+  let pem: Buffer;
+  try {
+    pem = readFileSync(cluster.caFile);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new KubeconfigProblem(
+      `cluster "${cluster.name}" of ${named} names the certificate authority ${cluster.caFile}, which cannot be read: ${code}`,
+      { cause: error },
+    );
+  }
+  const { caFile: _read, ...rest } = cluster;
+  const inline = { ...rest, caData: pem.toString('base64') };
+  kc.clusters = kc.clusters.map((c) => (c === cluster ? inline : c));
+}
+
+/**
  * A kubeconfig from its text (as `kubeConfig.exportConfig()` gives it), a file, or where kubectl
  * would look, with the context asked for made current.
  */
@@ -113,6 +137,7 @@ export async function loadKubeConfig(options: {
       named: 'the kubeconfig given',
       ...(options.context ? { context: options.context } : {}),
     });
+    readCertificateAuthority(kc, 'the kubeconfig given');
     return kc;
   }
   const source = sourceOf(options.path);
@@ -121,5 +146,6 @@ export async function loadKubeConfig(options: {
     named: source.named,
     ...(options.context !== undefined ? { context: options.context } : {}),
   });
+  readCertificateAuthority(kc, source.named);
   return kc;
 }

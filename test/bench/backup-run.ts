@@ -2,7 +2,7 @@
  * One measured run for the backup benchmark, in its own process so its peak RSS is its own:
  * `list` pages with limit 500 through every resource type a backup of the namespaces matching
  * ARG lists, counting those namespaces' objects (the baseline); `backup` backs them up. Prints one JSON line: objects, milliseconds, peak RSS.
- * THREADS=N sets the backup's worker threads (default: the runtime's, the cores but one);
+ * THREADS=N sets the backup's worker threads (default: the runtime's, defaultItemBlockThreads);
  * CONTROL_PLANE_PIDS=p,q,… adds the CPU those processes used during the run (0 without).
  */
 import { mkdtemp, rm } from 'node:fs/promises';

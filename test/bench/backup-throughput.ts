@@ -6,20 +6,33 @@
  * ratio (and each pair's) and peak RSS, and the CPU budget the machine leaves a backup at the
  * target ratio against what this one used; and Velero 1.18 side by side: `velero backup create
  * --wait` on the same objects (its server with 1, then 4, item-block workers), alternating with
- * Lifeboat's backups, every run and the medians printed with Lifeboat ÷ Velero (throughput).
+ * the built `lifeboat backup create --local` (npm run build, done first), each timed from its
+ * command's spawn to its exit; every run and the medians printed with Lifeboat ÷ Velero
+ * (throughput), the CPU seconds of each side and the load average.
  * Never asserts timings. VELERO=0 leaves Velero out.
  *   npm run bench -- 10000 50000
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:https';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { defaultItemBlockThreads } from '../../cli/local/item-block-threads.js';
 import { type ClusterInfo, startCluster, stopCluster } from '../env/cluster.js';
 import { ensureTools } from '../env/ensure-tools.js';
-import { type BenchVelero, medianOf, startBenchVelero, timedVelero } from './velero-side.js';
+import {
+  type BenchVelero,
+  buildLifeboat,
+  CLOCKS,
+  cpuTotal,
+  describeRun,
+  lifeboatCommand,
+  medianOf,
+  startBenchVelero,
+  type TimedRun,
+  timedVelero,
+} from './velero-side.js';
 
 const KINDS = [
   {
@@ -189,8 +202,8 @@ const PAIRS = 3;
 
 /**
  * Lifeboat's backup and Velero's of the same namespaces, in turns, with Velero's server at
- * 1 and then 4 item-block workers. Lifeboat ÷ Velero compares throughputs: Velero's CLI wall
- * time against Lifeboat's process wall time (start-up included) and its backup alone.
+ * 1 and then 4 item-block workers, each timed from its command's spawn to its exit (CLOCKS).
+ * Lifeboat ÷ Velero compares throughputs: Velero's wall time over Lifeboat's.
  */
 async function veleroRows(options: {
   velero: BenchVelero;
@@ -201,29 +214,40 @@ async function veleroRows(options: {
   const rows: string[] = [];
   for (const workers of [1, 4]) {
     if (workers !== 1) await options.velero.restart([`--item-block-worker-count=${workers}`]);
-    const ours: Measured[] = [];
-    const theirs: number[] = [];
+    const ours: TimedRun[] = [];
+    const theirs: TimedRun[] = [];
     for (let pair = 0; pair < PAIRS; pair++) {
-      ours.push(measure('backup', options.kubeconfig, 'bench-*', options.pids));
-      const name = `velero-${options.target}-${workers}-${pair}`;
-      const run = await timedVelero(options.velero, [
-        'backup',
-        'create',
-        name,
-        '--include-namespaces',
-        'bench-*',
-      ]);
-      theirs.push(run.ms);
-      const o = ours.at(-1) as Measured;
+      const dir = await mkdtemp(join(tmpdir(), 'lifeboat-bench-cli-'));
+      const name = `${options.target}-${workers}-${pair}`;
+      const o = await lifeboatCommand(
+        [
+          ...['backup', 'create', `lifeboat-${name}`, '--local', '--dir', dir],
+          ...['--kubeconfig', options.kubeconfig, '--include-namespaces', 'bench-*'],
+        ],
+        options.pids,
+      );
+      await rm(dir, { recursive: true, force: true });
+      if (!o.stdout.includes(': Completed'))
+        throw new Error(`Lifeboat's backup did not complete: ${o.stdout}`);
+      ours.push(o);
+      const run = await timedVelero(
+        options.velero,
+        ['backup', 'create', `velero-${name}`, '--include-namespaces', 'bench-*'],
+        options.pids,
+      );
+      theirs.push(run);
       process.stderr.write(
-        `  run ${pair + 1}: Lifeboat ${(o.wallMs / 1000).toFixed(2)} s wall (${(o.ms / 1000).toFixed(2)} s backup) | Velero (${workers} worker(s)) ${(run.ms / 1000).toFixed(2)} s, ${run.phase} | Lifeboat ÷ Velero ${(run.ms / o.wallMs).toFixed(2)}\n`,
+        `  run ${pair + 1}: Lifeboat ${describeRun(o)} | Velero (${workers} worker(s)) ${describeRun(run)}, ${run.phase} | Lifeboat ÷ Velero ${(run.ms / o.ms).toFixed(2)} (wall), ${(cpuTotal(run) / cpuTotal(o)).toFixed(2)} (CPU)\n`,
       );
     }
-    const wall = medianOf(ours.map((o) => o.wallMs));
-    const backupOnly = medianOf(ours.map((o) => o.ms));
-    const velero = medianOf(theirs);
+    const wall = medianOf(ours.map((o) => o.ms));
+    const velero = medianOf(theirs.map((t) => t.ms));
+    const cpu = medianOf(ours.map(cpuTotal));
+    const veleroCpu = medianOf(theirs.map(cpuTotal));
     rows.push(
-      `objects ${options.target} | Velero 1.18 (${workers} item-block worker(s)) median ${(velero / 1000).toFixed(2)} s; Lifeboat median ${(wall / 1000).toFixed(2)} s wall, ${(backupOnly / 1000).toFixed(2)} s backup | Lifeboat ÷ Velero ${(velero / wall).toFixed(2)} (wall), ${(velero / backupOnly).toFixed(2)} (backup alone); runs ${theirs.map((v, i) => (v / (ours[i] as Measured).wallMs).toFixed(2)).join(', ')}`,
+      `objects ${options.target} | Velero 1.18 (${workers} item-block worker(s)) median ${(velero / 1000).toFixed(2)} s, CPU ${veleroCpu.toFixed(1)} s; Lifeboat median ${(wall / 1000).toFixed(2)} s, CPU ${cpu.toFixed(1)} s | Lifeboat ÷ Velero ${(velero / wall).toFixed(2)} (wall), ${(veleroCpu / cpu).toFixed(2)} (CPU); runs (wall) ${theirs.map((v, i) => (v.ms / (ours[i] as TimedRun).ms).toFixed(2)).join(', ')} | load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
     );
   }
   await options.velero.restart([]);
@@ -241,6 +265,10 @@ async function main(): Promise<void> {
   const cluster = await startCluster({ name: 'bench', rootDir: root, tools });
   const velero =
     process.env.VELERO === '0' ? undefined : await startBenchVelero({ tools, cluster, rootDir: root });
+  if (velero) {
+    buildLifeboat();
+    process.stdout.write(`${CLOCKS}\n`);
+  }
   try {
     const ca = await readFile(cluster.caFile);
     const namespaces = Array.from({ length: 10 }, (_, i) => `bench-${i}`);

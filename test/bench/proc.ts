@@ -8,3 +8,15 @@ export function cpuSecondsOf(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/**
+ * CPU seconds (user + system) of this process's children that have ended and been waited for
+ * (the kernel adds each one's, its threads' included, when it is reaped): the difference
+ * around one command run to its end is that command's CPU, when no other child ends meanwhile.
+ */
+export function endedChildrenCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  // cutime and cstime are the 16th and 17th fields.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}

@@ -5,14 +5,16 @@
  * namespaces are deleted again, (b) a full local restore runs. Prints objects/s and the ratio.
  * Then Velero 1.18 side by side: a Velero backup of the same objects, and Lifeboat's and
  * Velero's restores of them in turns (namespaces deleted before each), every run and the medians
- * printed with Lifeboat ÷ Velero (throughput; Velero timed as `velero restore create --wait`).
+ * printed with Lifeboat ÷ Velero (throughput), each timed from its command's spawn to its exit
+ * (`velero restore create --wait`; the built `lifeboat restore create --local`, npm run build
+ * done first), with each side's CPU seconds and the load average.
  * VELERO=0 leaves Velero out.
  *   npm run bench:restore -- 10000
  */
 
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { runLocalBackup } from '../../cli/local/backup-runtime.js';
@@ -25,7 +27,18 @@ import { restorePhases } from '../../shared/domain/restore/order.js';
 import { backupKeys } from '../../shared/domain/storage/keys.js';
 import { type ClusterInfo, startCluster, stopCluster } from '../env/cluster.js';
 import { ensureTools } from '../env/ensure-tools.js';
-import { type BenchVelero, medianOf, startBenchVelero, timedVelero } from './velero-side.js';
+import {
+  type BenchVelero,
+  buildLifeboat,
+  CLOCKS,
+  cpuTotal,
+  describeRun,
+  lifeboatCommand,
+  medianOf,
+  startBenchVelero,
+  type TimedRun,
+  timedVelero,
+} from './velero-side.js';
 
 const CONCURRENCY = 16;
 
@@ -82,10 +95,11 @@ const PAIRS = 3;
 /** Lifeboat's and Velero's restores of the same objects in turns; one line per run, then medians. */
 async function veleroSideBySide(options: {
   velero: BenchVelero;
-  restore: (name: string) => Promise<number>;
+  restore: (name: string) => Promise<TimedRun>;
   reset: () => Promise<void>;
   namespaces: readonly string[];
   objects: number;
+  controlPlane: readonly number[];
 }): Promise<string> {
   const { velero } = options;
   const backup = await timedVelero(velero, [
@@ -97,27 +111,33 @@ async function veleroSideBySide(options: {
     '--include-resources',
     'configmaps,secrets,namespaces',
   ]);
+  if (backup.phase !== 'Completed') throw new Error(`Velero's backup ended ${backup.phase}`);
   process.stderr.write(`Velero backup ${backup.phase} in ${(backup.ms / 1000).toFixed(1)} s\n`);
-  const ours: number[] = [];
-  const theirs: number[] = [];
+  const ours: TimedRun[] = [];
+  const theirs: TimedRun[] = [];
   for (let pair = 0; pair < PAIRS; pair++) {
     await options.reset();
-    ours.push(await options.restore(`r-lifeboat-${pair}`));
+    const o = await options.restore(`r-lifeboat-${pair}`);
+    ours.push(o);
     await options.reset();
-    const run = await timedVelero(velero, [
-      'restore',
-      'create',
-      `r-velero-${pair}`,
-      '--from-backup',
-      'rbench-velero',
-    ]);
-    theirs.push(run.ms);
+    const run = await timedVelero(
+      velero,
+      ['restore', 'create', `r-velero-${pair}`, '--from-backup', 'rbench-velero'],
+      options.controlPlane,
+    );
+    theirs.push(run);
     process.stderr.write(
-      `  run ${pair + 1}: Lifeboat ${((ours.at(-1) ?? 0) / 1000).toFixed(2)} s | Velero ${(run.ms / 1000).toFixed(2)} s, ${run.phase} | Lifeboat ÷ Velero ${(run.ms / (ours.at(-1) ?? 1)).toFixed(2)}\n`,
+      `  run ${pair + 1}: Lifeboat ${describeRun(o)} | Velero ${describeRun(run)}, ${run.phase} | Lifeboat ÷ Velero ${(run.ms / o.ms).toFixed(2)} (wall), ${(cpuTotal(run) / cpuTotal(o)).toFixed(2)} (CPU)\n`,
     );
   }
-  const ratios = theirs.map((v, i) => (v / (ours[i] ?? 1)).toFixed(2));
-  return `objects ${options.objects} | Lifeboat restore median ${(medianOf(ours) / 1000).toFixed(2)} s | Velero 1.18 restore median ${(medianOf(theirs) / 1000).toFixed(2)} s | Lifeboat ÷ Velero ${(medianOf(theirs) / medianOf(ours)).toFixed(2)} (runs ${ratios.join(', ')})`;
+  const ratios = theirs.map((v, i) => (v.ms / (ours[i] as TimedRun).ms).toFixed(2));
+  const wall = medianOf(ours.map((o) => o.ms));
+  const veleroWall = medianOf(theirs.map((t) => t.ms));
+  const cpu = medianOf(ours.map(cpuTotal));
+  const veleroCpu = medianOf(theirs.map(cpuTotal));
+  return `objects ${options.objects} | Lifeboat restore median ${(wall / 1000).toFixed(2)} s, CPU ${cpu.toFixed(1)} s | Velero 1.18 restore median ${(veleroWall / 1000).toFixed(2)} s, CPU ${veleroCpu.toFixed(1)} s | Lifeboat ÷ Velero ${(veleroWall / wall).toFixed(2)} (wall; runs ${ratios.join(', ')}), ${(veleroCpu / cpu).toFixed(2)} (CPU) | load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
 }
 
 async function main(): Promise<void> {
@@ -207,18 +227,26 @@ async function main(): Promise<void> {
     const restoreRate = (result.created + result.skipped) / (restoreMs / 1000);
     if (process.env.VELERO !== '0') {
       velero = await startBenchVelero({ tools, cluster, rootDir: root });
+      buildLifeboat();
+      process.stdout.write(`${CLOCKS}\n`);
       const line = await veleroSideBySide({
         velero,
         namespaces,
         objects: objects.length,
+        controlPlane: cluster.pids,
         reset: () => deleteNamespaces(cluster, ca, namespaces),
+        // As a user restores: the built command, its own concurrency.
         restore: async (name) => {
-          const started = performance.now();
-          await runLocalRestore(
-            { cluster: 'rbench', restore: { metadata: { name }, spec: { backupName } } },
-            { cluster: kube, store, concurrency: CONCURRENCY },
+          const run = await lifeboatCommand(
+            [
+              ...['restore', 'create', name, '--from-backup', backupName, '--local'],
+              ...['--dir', join(root, 'store'), '--kubeconfig', cluster.kubeconfig],
+            ],
+            cluster.pids,
           );
-          return performance.now() - started;
+          if (!run.stdout.includes(': Completed'))
+            throw new Error(`Lifeboat's restore did not complete: ${run.stdout}`);
+          return run;
         },
       });
       process.stdout.write(`${line}\n`);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ItemBlockThreads } from '../../../../cli/local/item-block-threads.js';
+import { defaultItemBlockThreads, ItemBlockThreads } from '../../../../cli/local/item-block-threads.js';
 import { backupItemBlocks } from '../../../../functions/backup-item-block/backup-item-block.js';
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
 import { LocalTaskCallbacks } from '../../../../shared/adapters/local-task-callbacks.js';
@@ -48,6 +48,22 @@ const noPodExec = async (): Promise<never> => {
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'lifeboat-threads-'));
 }
+
+describe('the default count of ItemBlock worker threads', () => {
+  it.each([
+    [1, 0],
+    [2, 0],
+    [3, 2],
+    [4, 3],
+    [5, 4],
+    [16, 4],
+  ])(
+    'is %i cores → %i threads: none on two cores, else the cores but one, at most four',
+    (cores, threads) => {
+      expect(defaultItemBlockThreads(cores)).toBe(threads);
+    },
+  );
+});
 
 describe('ItemBlock workers in worker threads', () => {
   const pools: ItemBlockThreads[] = [];
