@@ -7,6 +7,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runLocalDrill } from '../../../cli/local/drill-runtime.js';
+import { main } from '../../../cli/main.js';
+import type { Io } from '../../../cli/verbs.js';
 import { readDrillReport } from '../../../functions/common/drill-records.js';
 import { KubernetesCluster } from '../../../shared/adapters/kubernetes-cluster.js';
 import type { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
@@ -16,6 +18,18 @@ import { backup, backupRequest, tempStore } from '../backup/support.js';
 import { kubeConfigFor, testEnv, uniqueName, useDrCluster } from '../support/env.js';
 
 const drCluster = useDrCluster();
+
+/** The `lifeboat` command in this process, its output kept. */
+async function lifeboat(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io = {
+    out: { write: (s: string) => out.push(s) > 0 },
+    err: { write: (s: string) => err.push(s) > 0 },
+  } as unknown as Io;
+  const code = await main(argv, io);
+  return { code, out: out.join(''), err: err.join('') };
+}
 
 function drillRequest(name: string, spec: Record<string, unknown>): Record<string, unknown> {
   return { cluster: 'dr', drill: { metadata: { name }, spec } };
@@ -135,5 +149,72 @@ describe('a DR drill into the second cluster', () => {
     const stored = Buffer.from((await store.get(drillKeys({ name }).report)) ?? []).toString();
     for (const secret of ['stale-value', 'not-in-logs'])
       for (const form of [secret, Buffer.from(secret).toString('base64')]) expect(stored).not.toContain(form);
+  });
+
+  it('runs from the command line, prints the summary, lists the report and publishes one event', async () => {
+    const dir = store.location.slice('file://'.length);
+    const mapping = Object.entries(mappingTo('c'))
+      .map(([from, to]) => `${from}:${to}`)
+      .join(',');
+    const where = ['--local', '--dir', dir];
+    const drilled = await lifeboat(
+      ...['dr', 'drill', 'cli-drill', '--from-backup', backupName, '--namespace-mappings', mapping],
+      ...['--timeout', '3m', '--kubeconfig', drCluster().kubeconfig, ...where],
+    );
+    expect(drilled.err).toContain('Drill "cli-drill" started');
+    expect(drilled.out).toMatch(/Drill "cli-drill": Completed\n/);
+    expect(drilled.out).toMatch(/RPO: +\d+s/);
+    expect(drilled.out).toMatch(/RTO: +\d+s \(drill start to everything ready\)/);
+    expect(drilled.out).toContain('Mismatches: 0');
+    expect(drilled.code).toBe(0);
+
+    const listed = await lifeboat('dr', 'get', ...where);
+    expect(listed.out).toMatch(/^NAME +STATUS +BACKUP/);
+    expect(listed.out).toMatch(new RegExp(`cli-drill +Completed +${backupName} +local `));
+    const described = await lifeboat('dr', 'describe', 'cli-drill', ...where, '-o', 'json');
+    expect(JSON.parse(described.out)).toMatchObject({
+      name: 'cli-drill',
+      phase: 'Completed',
+      mismatches: [],
+    });
+
+    const events = await lifeboat('events', ...where, '-o', 'json');
+    const drills = (
+      JSON.parse(events.out) as { 'detail-type': string; detail: Record<string, unknown> }[]
+    ).filter((e) => e.detail.drill === 'cli-drill');
+    expect(drills).toHaveLength(1);
+    expect(drills[0]).toMatchObject({
+      'detail-type': 'Drill Completed',
+      detail: { drill: 'cli-drill', phase: 'Completed', mismatches: 0, backup: { name: backupName } },
+    });
+    expect(drills[0]?.detail.rtoSeconds).toEqual(expect.any(Number));
+  });
+
+  it('refuses a bad timeout by its flag and a backup that is not there by its field, running nothing', async () => {
+    const where = ['--local', '--dir', store.location.slice('file://'.length)];
+    const badTimeout = await lifeboat(
+      'dr',
+      'drill',
+      '--from-backup',
+      backupName,
+      '--timeout',
+      'soon',
+      ...where,
+    );
+    expect(badTimeout).toMatchObject({ code: 2, out: '' });
+    expect(badTimeout.err).toContain('--timeout: must be a duration');
+    const name = uniqueName('drill');
+    await expect(
+      runLocalDrill(drillRequest(name, { backupName: 'no-such-backup' }), {
+        cluster: new KubernetesCluster(dr),
+        store,
+      }),
+    ).rejects.toMatchObject({
+      failure: {
+        error: 'FailedValidation',
+        cause: 'drill.spec.backupName: backup "no-such-backup" does not exist',
+      },
+    });
+    expect(await readDrillReport(store, name)).toBeUndefined();
   });
 });
