@@ -90,6 +90,8 @@ export async function startDrill(
     path: 'drill.metadata.name',
     message: `a drill or restore named "${name}" already exists`,
   };
+  // Before the claim: a name refused for its restore stays free for the drill of that restore's owner.
+  if (await deps.store.exists(restoreKeys(name).status)) return rejectedRequest([nameProblem]);
   const claim = await claimName({
     store: deps.store,
     key: drillKeys({ name }).claim,
@@ -98,7 +100,6 @@ export async function startDrill(
     leaseSeconds: DRILL_CLAIM_SECONDS,
   });
   if (claim.taken) return rejectedRequest([nameProblem]);
-  if (await deps.store.exists(restoreKeys(name).status)) return rejectedRequest([nameProblem]);
   const run = drillRunOf({
     request,
     backup: found.backup,
