@@ -10,7 +10,7 @@ import { handleApiRequest } from './api.js';
 
 const executions = sfnExecutions({
   region: env.AWS_REGION,
-  // A stack without the drill workflow answers a drill request 501 (functions/api/drills.ts).
+  // A stack deployed without the drill workflow has none to start (its StartExecution fails).
   machines: { ...requireStateMachines(env), drill: env.LIFEBOAT_DRILL_STATE_MACHINE_ARN ?? '' },
 });
 const links = s3DownloadLinks({
