@@ -2,7 +2,11 @@
  * The flags of `lifeboat dr drill|get|describe`: Lifeboat's own verbs (Velero has no drills), with
  * the restore's flag names where they mean the same. Descriptions only.
  */
-import { CONTEXT, HELP, KUBECONFIG, OUTPUT, REPOSITORY_KEY_FILE, WHERE } from '../common-flags.js';
+import { CONTEXT, DIR, HELP, KUBECONFIG, LOCAL, OUTPUT, REPOSITORY_KEY_FILE } from '../common-flags.js';
+
+/** Drills run with --local here (a deployment's drills start through its API: POST /drills). */
+const HERE = { local: LOCAL, dir: DIR } as const;
+
 import type { FlagSpec } from '../flags.js';
 
 export const drDrillFlags = {
@@ -30,19 +34,19 @@ export const drDrillFlags = {
   'repository-key-file': REPOSITORY_KEY_FILE,
   kubeconfig: KUBECONFIG,
   context: CONTEXT,
-  ...WHERE,
+  ...HERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
 export const drGetFlags = {
-  ...WHERE,
+  ...HERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 
 export const drDescribeFlags = {
-  ...WHERE,
+  ...HERE,
   output: OUTPUT,
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
