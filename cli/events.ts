@@ -1,6 +1,6 @@
 /**
- * `lifeboat events --local`: the events the local runs published (a backup, restore or
- * deletion's end, as a deployment publishes them to EventBridge), oldest first, as a table or as
+ * `lifeboat events --local`: the events the local runs published (a backup, restore,
+ * deletion or DR drill's end, as a deployment publishes them to EventBridge), oldest first, as a table or as
  * the JSON or YAML of each event. A deployment's events are on EventBridge, for rules to route.
  */
 import { LocalEventFile } from '../shared/adapters/local-event-file.js';
@@ -28,7 +28,9 @@ export async function showEvents({ values, io }: VerbCall<typeof eventsFlags>): 
     ...events.map((e) => [
       e.time,
       e['detail-type'],
-      String(e.detail.backup && !e.detail.restore ? e.detail.backup : (e.detail.restore ?? '')),
+      String(
+        e.detail.drill ?? (e.detail.backup && !e.detail.restore ? e.detail.backup : (e.detail.restore ?? '')),
+      ),
       String(e.detail.cluster ?? ''),
     ]),
   ];

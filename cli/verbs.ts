@@ -15,6 +15,7 @@ import {
 } from './backup/flags.js';
 import { HELP } from './common-flags.js';
 import { configGetFlags, configSetFlags } from './config-flags.js';
+import { drDescribeFlags, drDrillFlags, drGetFlags } from './dr/flags.js';
 import { eventsFlags } from './events-flags.js';
 import type { Completion, FlagSet } from './flags.js';
 import {
@@ -191,6 +192,28 @@ export const VERBS: readonly Verb[] = [
     summary: 'print the shell completion script: source <(lifeboat completion bash)',
     flags: { help: HELP },
     load: async () => (await import('./completion-script.js')).completionScript,
+  }),
+  verb({
+    words: ['dr', 'drill'],
+    operand: { name: 'NAME', required: false },
+    summary:
+      'restore a backup into a DR cluster, check it and report RPO and RTO (NAME default: BACKUP-drill-YYYYMMDDhhmmss)',
+    flags: drDrillFlags,
+    load: async () => (await import('./dr/drill.js')).runDrill,
+  }),
+  verb({
+    words: ['dr', 'get'],
+    operand: { name: 'NAME', required: false },
+    summary: 'list the DR drills (or the one named) with their RPO, RTO and mismatches',
+    flags: drGetFlags,
+    load: async () => (await import('./dr/reports.js')).getDrills,
+  }),
+  verb({
+    words: ['dr', 'describe'],
+    operand: NAME,
+    summary: "print a DR drill's report: RPO, RTO, items checked, every mismatch, volumes",
+    flags: drDescribeFlags,
+    load: async () => (await import('./dr/reports.js')).describeDrill,
   }),
 ];
 

@@ -19,7 +19,7 @@ export interface RuntimeFiles {
   readonly compiled: boolean;
   /** Where child processes start: the repository, or the installed package. */
   readonly root: string;
-  readonly statemachine: (workflow: 'backup' | 'restore' | 'delete') => string;
+  readonly statemachine: (workflow: 'backup' | 'restore' | 'delete' | 'drill') => string;
   /** The ItemBlock worker thread: its source (bundled on first use) or its compiled module. */
   readonly itemBlockThread: string;
   readonly dataMover: string;

@@ -10,6 +10,7 @@ import type { Workflow } from '../../shared/ports/executions.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { runLocalBackup } from '../local/backup-runtime.js';
 import { runLocalDelete } from '../local/delete-runtime.js';
+import { runLocalDrill } from '../local/drill-runtime.js';
 import { localRepository, repositoryKeyFile } from '../local/local-data-mover.js';
 import { runLocalRestore } from '../local/restore-runtime.js';
 import { snapshotRegion, snapshotterOf } from '../snapshots.js';
@@ -50,6 +51,14 @@ export async function localRunners(options: {
         store,
         executionName,
         repository,
+        ...snapshots,
+      }),
+    drill: async ({ input, executionName }) =>
+      runLocalDrill((input as { request: unknown }).request, {
+        cluster: await clusterNamed(clusterOf(input)),
+        store,
+        executionName,
+        dataMover,
         ...snapshots,
       }),
   };

@@ -9,6 +9,7 @@ import { LifeboatError } from '../../shared/domain/errors.js';
 import { backupFileLink, createBackup, describeBackup, getBackup, listBackups } from './backups.js';
 import { deleteBackup, getDeletion } from './deletions.js';
 import type { ApiDeps } from './deps.js';
+import { createDrill, getDrill, listDrills } from './drills.js';
 import { type ApiEvent, type ApiResult, failure, invalid, json } from './http.js';
 import {
   createRestore,
@@ -46,6 +47,11 @@ export const ROUTES: Readonly<Record<string, Readonly<Record<string, Route>>>> =
   '/restores/{name}/describe': { GET: ({ name, deps }) => describeRestore(name, deps) },
   '/restores/{name}/logs': { GET: ({ name, deps }) => restoreLogs(name, deps) },
   '/clusters': { GET: async ({ deps }) => json(200, { items: deps.clusters.map((name) => ({ name })) }) },
+  '/drills': {
+    POST: ({ event, deps }) => createDrill(event, deps),
+    GET: ({ deps }) => listDrills(deps),
+  },
+  '/drills/{name}': { GET: ({ name, deps }) => getDrill(name, deps) },
 };
 
 /** A Kubernetes object name (DNS subdomain): what a backup or restore may be called. */

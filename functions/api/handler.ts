@@ -8,7 +8,11 @@ import { lambdaHandler } from '../../shared/runtime/middleware.js';
 import { env, store } from '../common/wiring.js';
 import { handleApiRequest } from './api.js';
 
-const executions = sfnExecutions({ region: env.AWS_REGION, machines: requireStateMachines(env) });
+const executions = sfnExecutions({
+  region: env.AWS_REGION,
+  // A stack deployed without the drill workflow has none to start (its StartExecution fails).
+  machines: { ...requireStateMachines(env), drill: env.LIFEBOAT_DRILL_STATE_MACHINE_ARN ?? '' },
+});
 const links = s3DownloadLinks({
   region: env.AWS_REGION,
   bucket: env.LIFEBOAT_BUCKET,

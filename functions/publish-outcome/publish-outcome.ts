@@ -16,6 +16,7 @@ import type { ExecutionStatus, Workflow } from '../../shared/ports/executions.js
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { RunMetrics } from '../../shared/runtime/metrics.js';
 import { readJson, readRestoreRecord } from '../common/stored-records.js';
+import { drillOutcome } from './drill-outcome.js';
 
 export interface EndedExecution {
   readonly workflow: Workflow;
@@ -150,7 +151,9 @@ export async function publishOutcome(
       ? await backupOutcome(ended, deps.store)
       : ended.workflow === 'restore'
         ? await restoreOutcome(ended, deps.store)
-        : await deletionOutcome(ended, deps.store);
+        : ended.workflow === 'drill'
+          ? await drillOutcome(ended, deps.store)
+          : await deletionOutcome(ended, deps.store);
   const event: LifeboatEvent = {
     detailType: outcome.type,
     detail: { ...outcome.detail, execution: ended.executionName },

@@ -6,7 +6,7 @@
  */
 
 /** The workflows Lifeboat runs (one state machine each). */
-export type Workflow = 'backup' | 'restore' | 'delete';
+export type Workflow = 'backup' | 'restore' | 'delete' | 'drill';
 
 export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
 

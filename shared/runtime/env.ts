@@ -20,6 +20,8 @@ export const lambdaEnv = z.object({
   LIFEBOAT_BACKUP_STATE_MACHINE_ARN: z.string().min(1).optional(),
   LIFEBOAT_RESTORE_STATE_MACHINE_ARN: z.string().min(1).optional(),
   LIFEBOAT_DELETE_STATE_MACHINE_ARN: z.string().min(1).optional(),
+  /** The DR drill workflow (the API function only; unset where the stack has no drills). */
+  LIFEBOAT_DRILL_STATE_MACHINE_ARN: z.string().min(1).optional(),
   /** The clusters this deployment serves, comma-separated (the API function only). */
   LIFEBOAT_CLUSTERS: z.string().default(''),
   /** The EventBridge bus that receives Lifeboat's events (default: the account's default bus). */

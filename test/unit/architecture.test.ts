@@ -81,6 +81,7 @@ const SUBDOMAINS: Record<string, readonly string[]> = {
   recipes: ['kubernetes', 'storage', 'backup', 'hooks', 'restore'],
   repository: [],
   files: [],
+  drills: ['kubernetes', 'storage', 'restore'],
 };
 const DOMAIN_ROOT_FILES: readonly string[] = ['errors.ts'];
 

@@ -228,3 +228,19 @@ export const STORAGE_PREFIXES = {
   dataMoverWork: `${LIFEBOAT}/work/data-mover/`,
   repository: `${LIFEBOAT}/repository/`,
 } as const;
+
+/**
+ * A DR drill's report (`lifeboat dr get`), written when it starts (InProgress) and again when it
+ * ends; its claim on the name; and its working data (what the item check found), expiring with
+ * `plugins/lifeboat/work/`.
+ */
+export const DRILLS_DIR = `${LIFEBOAT}/drills/`;
+export const drillKeys = (options: { name: string; runId?: string }) => {
+  const work = `${LIFEBOAT}/work/drills/${options.name}/${options.runId ?? ''}/`;
+  return {
+    report: `${DRILLS_DIR}${options.name}.json`,
+    claim: `${LIFEBOAT}/claims/drills/${options.name}.json`,
+    items: `${work}items.json`,
+    readiness: `${work}readiness.json`,
+  };
+};

@@ -77,13 +77,14 @@ export function backupFile(name: string, kind: BackupFileKind): StoredFile {
   };
 }
 
-export type RestoreFileKind = 'status' | 'resourceList' | 'results' | 'logs';
+export type RestoreFileKind = 'status' | 'resourceList' | 'results' | 'logs' | 'volumeInfo';
 
 const RESTORE_FILES: Record<RestoreFileKind, { label: string; limits: StoredFileLimits }> = {
   status: { label: 'record', limits: LIMITS.document },
   resourceList: { label: 'resource list', limits: LIMITS.list },
   results: { label: 'results', limits: LIMITS.report },
   logs: { label: 'logs', limits: LIMITS.logs },
+  volumeInfo: { label: 'volume info', limits: LIMITS.report },
 };
 
 /** One of a restore's files: `restores/<name>/…`, and Lifeboat's record of the restore. */

@@ -239,6 +239,39 @@ describe('the API, against docs/api.yaml', () => {
       expect((await call('GET', path)).status).toBe(404);
     expect((await call('DELETE', `/restores/${restore}`)).status).toBe(404);
 
+    const drill = uniqueName('contract-d');
+    const drillBody = {
+      cluster: 'source',
+      drill: {
+        metadata: { name: drill },
+        spec: { backupName: name, namespaceMapping: { [namespace]: `${namespace}-d` }, readyTimeout: '2m' },
+      },
+    };
+    const badDrill = await call('POST', '/drills', {
+      body: { cluster: 'nowhere', drill: { metadata: { name: drill }, spec: { readyTimeout: 'soon' } } },
+    });
+    expect(badDrill.status).toBe(400);
+    expect(JSON.stringify(badDrill.body)).toContain('drill.spec.readyTimeout');
+    expect((await call('POST', '/drills', { body: drillBody })).status).toBe(202);
+    expect((await call('POST', '/drills', { body: drillBody })).status).toBe(202);
+    const otherDrill = { ...drillBody, drill: { ...drillBody.drill, spec: { backupName: 'other' } } };
+    expect((await call('POST', '/drills', { body: otherDrill })).status).toBe(409);
+    const drilled = await waitFor(
+      'the drill to end',
+      async () => {
+        const got = await call('GET', `/drills/${drill}`);
+        return got.body.phase === 'Completed' || got.body.phase === 'Failed' ? got : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    expect(drilled.body).toMatchObject({ phase: 'Completed', mismatches: [], backup: { name } });
+    expect((await call('GET', '/drills')).body.items).toEqual([expect.objectContaining({ name: drill })]);
+    expect((await call('GET', '/drills/gone')).status).toBe(404);
+    await kubeConfigFor(testEnv().clusters.source)
+      .makeApiClient(CoreV1Api)
+      .deleteNamespace({ name: `${namespace}-d` })
+      .catch(() => undefined);
+
     const deletion = await call('DELETE', `/backups/${name}`);
     expect(deletion).toMatchObject({
       status: 202,
@@ -289,7 +322,8 @@ describe('the API, against docs/api.yaml', () => {
         statuses.some((s) => s < 300),
         `${operation.operationId}: ${statuses}`,
       ).toBe(true);
-      if (operation.operationId !== 'listClusters')
+      // Listing the clusters or the drills takes no input that could be wrong.
+      if (!['listClusters', 'listDrills'].includes(operation.operationId ?? ''))
         expect(
           statuses.some((s) => s >= 400),
           `${operation.operationId}: ${statuses}`,
