@@ -106,15 +106,18 @@ export function lifeboatTool(options: {
   data: string;
   work: string;
   bucket: string;
+  /** Another build measured beside this one (a before/after pair) goes by another name. */
+  name?: string;
 }): Tool {
   const { main, endpoint, data, work, bucket } = options;
+  const name = options.name ?? 'lifeboat';
   const env = {
     ...CREDENTIALS,
     AWS_ENDPOINT_URL: endpoint.url,
     AWS_REGION: endpoint.region,
     LIFEBOAT_S3_FORCE_PATH_STYLE: 'true',
   };
-  const repository = { bucket, region: endpoint.region, keyFile: join(work, 'lifeboat.key') };
+  const repository = { bucket, region: endpoint.region, keyFile: join(work, `${name}.key`) };
   let previous: string | undefined;
   const job = async (body: object, name: string): Promise<Measured> => {
     const file = join(work, `${name}.json`);
@@ -122,7 +125,7 @@ export function lifeboatTool(options: {
     return timed('node', ['--enable-source-maps', main, 'run', '--job-file', file], env);
   };
   return {
-    name: 'lifeboat',
+    name,
     bucket,
     async setup() {
       previous = undefined;
