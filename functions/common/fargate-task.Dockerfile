@@ -1,4 +1,5 @@
-# The image of a Lifeboat Fargate task (ARM64): functions/<TASK>/main.ts bundled with esbuild, run
+# The image of a Lifeboat Fargate task (ARM64): functions/<TASK>/main.ts bundled with esbuild (code
+# split, so a job loads only the SDK clients it uses: a file job never parses EC2's), run
 # on Node.js 22 as an unprivileged user. TASK is the task's folder under functions/: hook-runner,
 # or data-mover (block mode needs no file access; a file-mode task that must read or restore every
 # owner's files runs it as root through its task definition's `user`; its job comes in
@@ -20,7 +21,7 @@ COPY tsconfig.json ./
 COPY shared ./shared
 COPY functions ./functions
 RUN test -n "$TASK" && npx esbuild "functions/$TASK/main.ts" --bundle --platform=node --target=node22 --format=esm \
-      --sourcemap --outfile=/out/main.mjs \
+      --sourcemap --splitting --outdir=/out --entry-names=[name] --chunk-names=[name]-[hash] --out-extension:.js=.mjs \
       --banner:js="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
 
 FROM public.ecr.aws/docker/library/node:22-alpine

@@ -262,20 +262,18 @@ async function fileRestore(job: DataMoverJobOf<'file-restore'>, run: Run): Promi
   };
 }
 
-async function perform(job: DataMoverJob, run: Omit<Run, 'repository'>): Promise<DataMoverResult> {
-  const create = job.kind === 'block-backup' || job.kind === 'file-backup';
-  const repository = await run.deps.openRepository({ create, signal: run.signal });
+async function perform(job: DataMoverJob, run: Run): Promise<DataMoverResult> {
+  const { repository } = run;
   run.reporter.enter('moving');
-  const withRepository: Run = { ...run, repository };
   switch (job.kind) {
     case 'block-backup':
-      return blockBackup(job, withRepository);
+      return blockBackup(job, run);
     case 'block-restore':
-      return blockRestore(job, withRepository);
+      return blockRestore(job, run);
     case 'file-backup':
-      return fileBackup(job, withRepository);
+      return fileBackup(job, run);
     case 'file-restore':
-      return fileRestore(job, withRepository);
+      return fileRestore(job, run);
     case 'verify': {
       const report = await repository.verify({ signal: run.signal });
       return {
@@ -308,10 +306,35 @@ async function perform(job: DataMoverJob, run: Omit<Run, 'repository'>): Promise
 }
 
 /**
+ * Writes the first progress document while the repository opens (unless the job is cancelled
+ * already); both settle before either's failure is thrown, so nothing is left running.
+ */
+async function startedWithOpen(options: {
+  job: DataMoverJob;
+  deps: DataMoverDeps;
+  reporter: ProgressReporter;
+  signal: AbortSignal;
+}): Promise<JobRepository> {
+  const { job, deps, signal } = options;
+  const create = job.kind === 'block-backup' || job.kind === 'file-backup';
+  const [started, opened] = await Promise.allSettled([
+    options.reporter.start(),
+    signal.aborted ? Promise.reject(signal.reason) : deps.openRepository({ create, signal }),
+  ]);
+  if (started.status === 'rejected') throw started.reason;
+  signal.throwIfAborted();
+  if (opened.status === 'rejected') throw opened.reason;
+  return opened.value;
+}
+
+/**
  * Runs the job to its end and returns its final progress document (state Completed); throws
  * DataMoverCancelled when cancelled, or the failure, after recording either in the document.
  */
 export async function runDataMoverJob(job: DataMoverJob, deps: DataMoverDeps): Promise<DataMoverProgress> {
+  // Asked together: a run's fixed cost is mostly such round trips.
+  const cancelling = deps.work.cancelRequested(deps.signal);
+  cancelling.catch(() => undefined); // awaited below, unless the job was already done
   const previous = await deps.work.readProgress(deps.signal);
   const repeatable = job.kind === 'verify' || job.kind === 'gc';
   if (!repeatable && previous?.state === 'Completed' && previous.result) return previous;
@@ -337,12 +360,12 @@ export async function runDataMoverJob(job: DataMoverJob, deps: DataMoverDeps): P
       cancel(`cancel requested at ${marker.requestedAt}${marker.reason ? `: ${marker.reason}` : ''}`),
   });
   try {
-    const marker = await deps.work.cancelRequested(deps.signal);
+    const marker = await cancelling;
     if (marker)
       cancel(`cancel requested at ${marker.requestedAt}${marker.reason ? `: ${marker.reason}` : ''}`);
-    await reporter.start();
-    controller.signal.throwIfAborted();
-    const result = await perform(job, { reporter, signal: controller.signal, deps });
+    // The first progress document and the repository's opening are independent: both at once.
+    const repository = await startedWithOpen({ job, deps, reporter, signal: controller.signal });
+    const result = await perform(job, { repository, reporter, signal: controller.signal, deps });
     return await reporter.finish({ state: 'Completed', result });
   } catch (error) {
     const cancelled = controller.signal.reason;

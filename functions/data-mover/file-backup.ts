@@ -314,12 +314,12 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
     throw new LifeboatError(`cannot back up ${options.root}: ${(error as Error).message}`, { cause: error });
   });
   if (!rootStats.isDirectory()) throw new LifeboatError(`cannot back up ${options.root}: not a directory`);
-  const parentRoot = options.parent
-    ? await parentRootOf({ repository, parentId: options.parent, ...(signal ? { signal } : {}) })
-    : undefined;
-
+  // The writer first: its lease and index load while the parent manifest is read.
   const writer = repository.writer();
   try {
+    const parentRoot = options.parent
+      ? await parentRootOf({ repository, parentId: options.parent, ...(signal ? { signal } : {}) })
+      : undefined;
     // A writer answers `has` from the repository's index only once its session is open, and
     // flushing nothing waits for that: the parent's blobs are then seen, and reused unread.
     if (parentRoot) await writer.flush(signal ? { signal } : {});

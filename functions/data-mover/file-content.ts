@@ -104,10 +104,13 @@ export async function storeFileContent(options: FileContentOptions): Promise<Sto
     if (last) await emit(last);
     chunkAt = undefined;
   };
-  for (;;) {
+  for (let atEnd = false; !atEnd; ) {
     signal?.throwIfAborted();
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, FILE_READ_BYTES), offset);
+    const asked = Math.min(buffer.length, FILE_READ_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, asked, offset);
     if (bytesRead === 0) break;
+    // A regular file reads short only at its end: a small file costs one read, not two.
+    atEnd = bytesRead < asked;
     const data = buffer.subarray(0, bytesRead);
     if (!sparse) await feed(data, offset);
     else

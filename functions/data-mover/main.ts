@@ -110,9 +110,11 @@ function repositoryOpener(options: {
         location.keyFile
           ? { keyFile: location.keyFile }
           : { kmsKeyId: location.kmsKeyId ?? '', region: region ?? '' },
-        // A key is made up only with the repository: an existing one needs its own key.
+        // A key is made up only with the repository: an existing one needs its own key. Asked
+        // only when a key file is missing (a KMS key, or a key file present, needs no request).
         {
-          create: create === true && !(await store.exists(repositoryKeys.format, signal ? { signal } : {})),
+          create: async () =>
+            create === true && !(await store.exists(repositoryKeys.format, signal ? { signal } : {})),
         },
       ),
       ...(create ? { create: { fileChunking: fileChunkingRecord } } : {}),

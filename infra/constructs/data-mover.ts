@@ -26,6 +26,8 @@ import { arm64TaskDefinition, grantRunTask, runTaskSubstitutions } from './farga
 
 /** The container name the state machines' overrides name. */
 export const DATA_MOVER_CONTAINER = 'data-mover';
+/** The task's memory unless the props say otherwise: what the data mover's peak RSS must stay under. */
+export const DATA_MOVER_MEMORY_MIB = 4096;
 /** The Velero tag every snapshot and volume a restore writes carries; the role requires it. */
 const RESTORE_TAG = 'velero.io/restore';
 
@@ -121,7 +123,7 @@ export class DataMover extends Construct {
     this.taskDefinition = arm64TaskDefinition(this, {
       name: DATA_MOVER_CONTAINER,
       cpu: props.cpu ?? 2048,
-      memoryLimitMiB: props.memoryLimitMiB ?? 4096,
+      memoryLimitMiB: props.memoryLimitMiB ?? DATA_MOVER_MEMORY_MIB,
       taskRole: this.taskRole,
       logKey: props.storageKey,
       environment: { AWS_REGION: stack.region, NODE_OPTIONS: '--enable-source-maps' },

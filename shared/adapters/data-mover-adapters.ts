@@ -36,10 +36,13 @@ export function objectStoreAt(location: StoreLocation): ObjectStore {
   });
 }
 
-/** `create`: the repository is being created, so a missing local key file may be made up. */
+/**
+ * `create`: the repository is being created, so a missing local key file may be made up (a
+ * function is asked only when the file is missing).
+ */
 export async function repositoryKeyWrapper(
   keys: { readonly kmsKeyId: string; readonly region: string } | { readonly keyFile: string },
-  options: { create?: boolean } = {},
+  options: { create?: boolean | (() => Promise<boolean>) } = {},
 ): Promise<KeyWrapper> {
   if ('keyFile' in keys) return LocalKeyWrapper.fromFile(keys.keyFile, options);
   // Loaded only when used: a task's start-up cost is mostly loading SDK clients.

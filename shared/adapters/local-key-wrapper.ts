@@ -35,13 +35,21 @@ export class LocalKeyWrapper implements KeyWrapper {
    * The key in `path` (64 hex digits). A missing file is created with a random key only with
    * `create` (the repository is being created); otherwise it is an error naming the path.
    */
-  static async fromFile(path: string, options: { create?: boolean } = {}): Promise<LocalKeyWrapper> {
+  /**
+   * `create`: a missing file may be made up; a function is asked only when the file is missing
+   * (so a question that costs a request, "is there a repository yet?", is asked only then).
+   */
+  static async fromFile(
+    path: string,
+    options: { create?: boolean | (() => Promise<boolean>) } = {},
+  ): Promise<LocalKeyWrapper> {
     try {
       return new LocalKeyWrapper(LocalKeyWrapper.parse(path, await readFile(path, 'utf8')));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    if (!options.create)
+    const create = typeof options.create === 'function' ? await options.create() : options.create;
+    if (!create)
       throw new LifeboatError(
         `the repository key file ${path} does not exist: give this repository's key file with --repository-key-file (or $LIFEBOAT_REPOSITORY_KEY_FILE)`,
       );

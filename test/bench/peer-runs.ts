@@ -6,7 +6,7 @@
  * under /usr/bin/time for its CPU seconds and peak RSS.
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -65,7 +65,10 @@ export interface Endpoint {
   readonly region: string;
 }
 
-/** Compiles the data mover's entry as the image does; `prebuilt` (a main.mjs) measures another build. */
+/**
+ * Compiles the data mover's entry as the image does (code split: a file job never loads the EC2
+ * client's chunk); `prebuilt` (a main.mjs, with its chunks beside it) measures another build.
+ */
 export async function lifeboatBundle(options: {
   dir: string;
   setTimes: string;
@@ -73,7 +76,7 @@ export async function lifeboatBundle(options: {
 }): Promise<string> {
   await mkdir(options.dir, { recursive: true });
   const main = join(options.dir, 'main.mjs');
-  if (options.prebuilt) await copyFile(options.prebuilt, main);
+  if (options.prebuilt) await cp(dirname(options.prebuilt), options.dir, { recursive: true });
   else
     await run(
       join(repoRoot, 'node_modules', '.bin', 'esbuild'),
@@ -84,7 +87,11 @@ export async function lifeboatBundle(options: {
         '--target=node20',
         '--format=esm',
         '--sourcemap',
-        `--outfile=${main}`,
+        '--splitting',
+        `--outdir=${options.dir}`,
+        '--entry-names=[name]',
+        '--chunk-names=[name]-[hash]',
+        '--out-extension:.js=.mjs',
         "--banner:js=import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
       ],
       { cwd: repoRoot },
@@ -99,15 +106,18 @@ export function lifeboatTool(options: {
   data: string;
   work: string;
   bucket: string;
+  /** Another build measured beside this one (a before/after pair) goes by another name. */
+  name?: string;
 }): Tool {
   const { main, endpoint, data, work, bucket } = options;
+  const name = options.name ?? 'lifeboat';
   const env = {
     ...CREDENTIALS,
     AWS_ENDPOINT_URL: endpoint.url,
     AWS_REGION: endpoint.region,
     LIFEBOAT_S3_FORCE_PATH_STYLE: 'true',
   };
-  const repository = { bucket, region: endpoint.region, keyFile: join(work, 'lifeboat.key') };
+  const repository = { bucket, region: endpoint.region, keyFile: join(work, `${name}.key`) };
   let previous: string | undefined;
   const job = async (body: object, name: string): Promise<Measured> => {
     const file = join(work, `${name}.json`);
@@ -115,7 +125,7 @@ export function lifeboatTool(options: {
     return timed('node', ['--enable-source-maps', main, 'run', '--job-file', file], env);
   };
   return {
-    name: 'lifeboat',
+    name,
     bucket,
     async setup() {
       previous = undefined;

@@ -7,9 +7,10 @@
  * change and each backs it up (changed) and restores it, and every restore is verified against the
  * source (SHA-256, modes, owners, mtimes to the nanosecond, sparseness). Prints every run, medians,
  * MB/s, CPU-s of the tool and of moto, peak RSS, the bucket's bytes, CPU-s per GB, and the ratios
- * Lifeboat ÷ each peer, with the load average. Never asserts timings.
+ * Lifeboat ÷ each peer, with the load average, and Lifeboat's peak RSS against the Fargate task's memory. Never asserts timings.
  *   npm run bench:peers -- [scale, 1] [rounds, 3]
- * LIFEBOAT_BENCH_MOVER=/path/main.mjs measures another build of the data mover (a before/after pair).
+ * LIFEBOAT_BENCH_MOVER=/path/main.mjs measures another build of the data mover (a before/after pair);
+ * LIFEBOAT_BENCH_BASELINE=/path/main.mjs measures one more, as `lifeboat-base`, in the same rounds.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -20,6 +21,7 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { DATA_MOVER_MEMORY_MIB } from '../../infra/constructs/data-mover.js';
 import { ensureTools } from '../env/ensure-tools.js';
 import { startMoto } from '../env/moto.js';
 import { stopPids } from '../env/processes.js';
@@ -190,6 +192,11 @@ function summary(results: readonly Result[], dataBytes: number): void {
           .map((t) => `${t} ${(mbps('lifeboat', phase) / mbps(t, phase)).toFixed(2)}×`)
           .join('  '),
     );
+  const peak = Math.max(...results.filter((r) => r.tool === 'lifeboat').map((r) => r.peakRssMiB));
+  console.log(
+    `\nLifeboat's peak RSS ${peak.toFixed(0)} MiB: ${peak <= DATA_MOVER_MEMORY_MIB ? 'within' : 'OVER'} ` +
+      `the Fargate task's ${DATA_MOVER_MEMORY_MIB} MiB (${((100 * peak) / DATA_MOVER_MEMORY_MIB).toFixed(0)}%)`,
+  );
   const failed = results.filter((r) => r.problems.length > 0);
   console.log(
     failed.length
@@ -228,7 +235,19 @@ async function main(): Promise<void> {
       ...(process.env.LIFEBOAT_BENCH_MOVER ? { prebuilt: process.env.LIFEBOAT_BENCH_MOVER } : {}),
     });
     const common = { endpoint, data, work };
+    const baseline = process.env.LIFEBOAT_BENCH_BASELINE;
+    const before = baseline
+      ? [
+          lifeboatTool({
+            ...common,
+            main: await lifeboatBundle({ dir: join(work, 'lifeboat-base'), setTimes, prebuilt: baseline }),
+            bucket: 'peers-lifeboat-base',
+            name: 'lifeboat-base',
+          }),
+        ]
+      : [];
     const all: Tool[] = [
+      ...before,
       lifeboatTool({ ...common, main, bucket: 'peers-lifeboat' }),
       kopiaTool({ ...common, binary: kopia, compression: 'zstd', bucket: 'peers-kopia-zstd' }),
       kopiaTool({ ...common, binary: kopia, compression: 'none', bucket: 'peers-kopia-none' }),

@@ -69,6 +69,7 @@ export async function readBlobsByPack(options: {
 }): Promise<void> {
   const { session, onBlob, getBlob, signal } = options;
   const distinct = [...new Set(options.ids)];
+  await session.indexLoaded(signal);
   const located = distinct.map((id) => session.index.lookup(id));
   const runs = readRuns(located);
   const single = distinct.filter((_, at) => located[at] === undefined);

@@ -123,6 +123,7 @@ class PackRepository implements Repository {
   async getBlob(id: BlobId, options?: { signal?: AbortSignal }): Promise<Uint8Array> {
     const signal = options?.signal;
     let corrupt: unknown;
+    await this.session.indexLoaded(signal);
     for (let attempt = 0; attempt < 2; attempt++) {
       // A blob another process indexed since this one loaded the index: refresh once and look again.
       if (attempt > 0) await this.session.index.refresh(signal);
@@ -287,6 +288,8 @@ export async function openRepository(options: OpenRepositoryOptions): Promise<Op
     signal: options.signal,
   });
   const session = new RepositorySession({ store: options.store, crypto, clock });
-  await session.refresh(options.signal);
+  // Loaded behind the caller's next requests (a manifest read, a writer's lease): reads wait for
+  // it; a writer refreshes again after its lease anyway.
+  session.refresh(options.signal).catch(() => undefined);
   return new PackRepository({ session, format, open: options });
 }

@@ -43,6 +43,10 @@ export class RepositorySession {
   readonly clock: Clock;
   readonly index: RepositoryIndex;
   private condemned = new Set<string>();
+  /** Refreshes run one after another: a later one's view (a writer's, after its lease) wins. */
+  private refreshing: Promise<void> = Promise.resolve();
+  /** The first refresh that succeeded (or is running): what a read needs before it looks up. */
+  private loaded: Promise<void> | undefined;
 
   constructor(options: { store: ObjectStore; crypto: RepositoryCrypto; clock: Clock }) {
     this.store = options.store;
@@ -51,11 +55,30 @@ export class RepositorySession {
     this.index = new RepositoryIndex({ store: options.store, crypto: options.crypto });
   }
 
-  /** Condemned packs first, then the index: a pack deleted after the first read is out of the second. */
-  async refresh(signal?: AbortSignal): Promise<void> {
-    const records = await readCondemnedRecords({ store: this.store, signal });
-    this.condemned = new Set(records.flatMap((r) => r.record.packs.map((p) => p.id)));
-    await this.index.refresh(signal);
+  /**
+   * Condemned packs first, then the index: a pack deleted after the first read is out of the
+   * second. After any refresh already running, never beside it: one listed before a writer's
+   * lease must not land after the writer's own and replace its condemned packs.
+   */
+  refresh(signal?: AbortSignal): Promise<void> {
+    const next = this.refreshing
+      .catch(() => undefined)
+      .then(async () => {
+        const records = await readCondemnedRecords({ store: this.store, signal });
+        this.condemned = new Set(records.flatMap((r) => r.record.packs.map((p) => p.id)));
+        await this.index.refresh(signal);
+      });
+    this.refreshing = next;
+    this.loaded ??= next;
+    next.catch(() => {
+      if (this.loaded === next) this.loaded = undefined; // the next read tries again
+    });
+    return next;
+  }
+
+  /** Resolves once the index has been loaded (by the refresh under way, or one started now). */
+  indexLoaded(signal?: AbortSignal): Promise<void> {
+    return this.loaded ?? this.refresh(signal);
   }
 
   /**

@@ -49,4 +49,21 @@ describe('the local key file', () => {
     await expect(LocalKeyWrapper.fromFile(path, { create: false })).rejects.toBeInstanceOf(LifeboatError);
     await expect(stat(path)).rejects.toMatchObject({ code: 'ENOENT' });
   });
+  it('asks whether it may make a key up only when the file is missing', async () => {
+    const path = join(await mkdtemp(join(tmpdir(), 'keys-')), 'repository.key');
+    const asked: string[] = [];
+    const mayCreate = (answer: boolean) => async (): Promise<boolean> => {
+      asked.push(`asked: ${answer}`);
+      return answer;
+    };
+
+    await expect(LocalKeyWrapper.fromFile(path, { create: mayCreate(false) })).rejects.toThrow(
+      /does not exist/,
+    );
+    const made = await LocalKeyWrapper.fromFile(path, { create: mayCreate(true) });
+    const again = await LocalKeyWrapper.fromFile(path, { create: mayCreate(true) });
+
+    expect(asked).toEqual(['asked: false', 'asked: true']);
+    expect(again.keyId).toBe(made.keyId);
+  });
 });
