@@ -47,6 +47,9 @@ export const DR_READ_PREFIXES = [STORAGE_PREFIXES.backups, STORAGE_PREFIXES.repo
 
 const ACCOUNT = /^\d{12}$/;
 
+/** A location prefix as keys start with it: '' or ending in one slash (as S3ObjectStore makes it). */
+const asPrefix = (prefix: string | undefined): string => (prefix ? `${prefix.replace(/\/+$/, '')}/` : '');
+
 function checkAccount(field: string, account: string): void {
   if (!ACCOUNT.test(account)) throw new Error(`${field} must be a 12-digit account id, not "${account}"`);
 }
@@ -60,7 +63,8 @@ export function grantDrTargets(options: {
   targets: readonly DrTarget[];
   stack: Stack;
 }): void {
-  const { bucket, storageKey, repositoryKey, prefix, targets, stack } = options;
+  const { bucket, storageKey, repositoryKey, targets, stack } = options;
+  const prefix = asPrefix(options.prefix);
   if (targets.length === 0) return;
   for (const [i, t] of targets.entries()) checkAccount(`drTargets[${i}].account`, t.account);
   const principals = [...new Set(targets.map((t) => t.account))].map((a) => new AccountPrincipal(a));
@@ -193,7 +197,7 @@ export function drSourceEnvironment(options: { source: DrSource; region: string 
 /** Read-only access to the DR source location: its backups and repository, decrypted through S3. */
 export function grantDrSourceRead(options: { grantee: IGrantable; source: DrSource }): void {
   const { grantee, source } = options;
-  const prefix = source.prefix ?? '';
+  const prefix = asPrefix(source.prefix);
   const add = (statement: PolicyStatement) => grantee.grantPrincipal.addToPrincipalPolicy(statement);
   const readPrefixes = DR_READ_PREFIXES.map((p) => `${prefix}${p}`);
   add(
@@ -217,7 +221,7 @@ export function grantDrSourceRead(options: { grantee: IGrantable; source: DrSour
 export function acknowledgeDrSourceRead(scope: Construct, source: DrSource): void {
   for (const p of DR_READ_PREFIXES)
     Validations.of(scope).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${source.bucketArn}/${source.prefix ?? ''}${p}*]`,
+      id: `AwsSolutions-IAM5[Resource::${source.bucketArn}/${asPrefix(source.prefix)}${p}*]`,
       reason: 'A DR restore reads any backup of the source location, and its repository: read only',
     });
 }
