@@ -3,9 +3,7 @@
  * deployment's bucket, or its replica, reached in its own region, read only, as backup location
  * `dr`. Undefined in a deployment that names none. Never written.
  */
-import { S3Client } from '@aws-sdk/client-s3';
-import { readOnlyLocation } from '../../shared/adapters/backup-location-store.js';
-import { S3ObjectStore } from '../../shared/adapters/s3-object-store.js';
+import { s3ReadOnlyLocation } from '../../shared/adapters/s3-location.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { LambdaEnv } from '../../shared/runtime/env.js';
 
@@ -14,15 +12,11 @@ export const DR_LOCATION = 'dr';
 
 export function drSourceLocation(env: LambdaEnv): ObjectStore | undefined {
   if (!env.LIFEBOAT_DR_SOURCE_BUCKET) return undefined;
-  const client = new S3Client({
+  return s3ReadOnlyLocation({
+    name: DR_LOCATION,
     region: env.LIFEBOAT_DR_SOURCE_REGION ?? env.AWS_REGION,
-    maxAttempts: 8,
-    forcePathStyle: env.LIFEBOAT_S3_FORCE_PATH_STYLE === 'true',
-  });
-  const store = new S3ObjectStore({
-    client,
     bucket: env.LIFEBOAT_DR_SOURCE_BUCKET,
     prefix: env.LIFEBOAT_DR_SOURCE_PREFIX,
+    forcePathStyle: env.LIFEBOAT_S3_FORCE_PATH_STYLE === 'true',
   });
-  return readOnlyLocation({ store, name: DR_LOCATION });
 }
