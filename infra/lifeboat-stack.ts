@@ -4,13 +4,17 @@
  */
 import { CfnOutput, type Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IPrincipal } from 'aws-cdk-lib/aws-iam';
-import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
+import {
+  S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY,
+  SET_UNIQUE_REPLICATION_ROLE_NAME,
+} from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { LifeboatApi } from './constructs/api.js';
 import { BackupStorage } from './constructs/backup-storage.js';
 import { BackupWorkflow } from './constructs/backup-workflow.js';
 import type { DataMover } from './constructs/data-mover.js';
 import { DeleteWorkflow } from './constructs/delete-workflow.js';
+import { type DrSource, type DrTarget, grantDrTargets, type ReplicaTarget } from './constructs/dr-access.js';
 import { OutcomeEvents } from './constructs/outcome-events.js';
 import { RestoreWorkflow } from './constructs/restore-workflow.js';
 
@@ -27,6 +31,12 @@ export interface LifeboatStackProps extends StackProps {
   readonly apiPrincipals?: readonly IPrincipal[];
   /** Send the alarms (failed runs, dead letters, API 5xx) to a new SNS topic. */
   readonly alarmTopic?: boolean;
+  /** DR accounts that may restore this deployment's backups: read and decrypt, nothing more. */
+  readonly drTargets?: readonly DrTarget[];
+  /** Replicate the backups and the repository into a DR account's bucket. */
+  readonly replicateTo?: ReplicaTarget;
+  /** A DR deployment: the source location (bucket or replica) its restores read, never write. */
+  readonly drSource?: DrSource;
 }
 
 export class LifeboatStack extends Stack {
@@ -42,13 +52,18 @@ export class LifeboatStack extends Stack {
     super(scope, id, props);
     // Server access logs delivered through a bucket policy, not the legacy LogDeliveryWrite ACL.
     this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
+    // A replication role named per stack: a source and a DR stack may share an account.
+    this.node.setContext(SET_UNIQUE_REPLICATION_ROLE_NAME, true);
     this.storage = new BackupStorage(this, 'Storage', {
       ...(props.objectLock ? { objectLock: props.objectLock } : {}),
       ...(props.noncurrentVersionExpiration
         ? { noncurrentVersionExpiration: props.noncurrentVersionExpiration }
         : {}),
+      ...(props.replicateTo ? { replicateTo: props.replicateTo } : {}),
     });
     const store = this.storage.store();
+    // What reads backups for restores also reads the DR source location, when there is one.
+    const readStore = props.drSource ? { ...store, drSource: props.drSource } : store;
     // Volume data moved into the repository and back: one data mover, in the backup workflow's
     // hook runner cluster and subnets, run by both state machines.
     this.backup = new BackupWorkflow(this, 'Backup', {
@@ -62,9 +77,17 @@ export class LifeboatStack extends Stack {
     });
     this.dataMover = this.backup.dataMover;
     this.restore = new RestoreWorkflow(this, 'Restore', {
-      store,
+      store: readStore,
       clusters: props.clusters ?? [],
       dataMover: this.dataMover,
+    });
+    grantDrTargets({
+      bucket: this.storage.bucket,
+      storageKey: this.storage.key,
+      repositoryKey: this.dataMover.repositoryKey,
+      prefix: store.prefix,
+      targets: props.drTargets ?? [],
+      stack: this,
     });
     this.deletion = new DeleteWorkflow(this, 'Delete', { store, dataMover: this.dataMover });
     const stateMachines = {
@@ -73,7 +96,7 @@ export class LifeboatStack extends Stack {
       delete: this.deletion.stateMachine,
     };
     this.api = new LifeboatApi(this, 'Api', {
-      store,
+      store: readStore,
       clusters: props.clusters ?? [],
       stateMachines,
       ...(props.apiPrincipals ? { allowedPrincipals: props.apiPrincipals } : {}),

@@ -78,6 +78,11 @@ export const backupCreateFlags = {
 export const backupGetFlags = {
   ...WHERE,
   output: OUTPUT,
+  location: {
+    type: 'string',
+    value: 'NAME',
+    help: "Lifeboat's: list a backup location besides the deployment's own, read only (dr: a DR deployment's source)",
+  },
   help: HELP,
 } as const satisfies Record<string, FlagSpec>;
 

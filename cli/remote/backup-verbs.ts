@@ -21,7 +21,7 @@ import { outputForm, printDocument } from '../output.js';
 import { renderBackupDescribe, renderBackupTable } from '../render/backups.js';
 import { printDeletion } from '../render/deletion.js';
 import type { VerbCall } from '../verb-call.js';
-import { type Api, apiClient } from './client.js';
+import { type Api, ApiFailure, apiClient } from './client.js';
 import { allPages, refuseLocalFlags, reportFailure, waitFor } from './common.js';
 
 const backupPath = (name: string, rest = '') => `/backups/${encodeURIComponent(name)}${rest}`;
@@ -35,17 +35,35 @@ export async function remoteGetBackups({
   const form = outputForm(values.output);
   const api = await apiClient(values.endpoint);
   try {
-    const documents = name
-      ? [await api.call<BackupDocument>({ method: 'GET', path: backupPath(name) })]
-      : (await allPages<BackupDocument>(api, '/backups')).sort((a, b) =>
-          b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp),
-        );
+    const documents = values.location
+      ? await locationBackups({ api, location: values.location, name })
+      : name
+        ? [await api.call<BackupDocument>({ method: 'GET', path: backupPath(name) })]
+        : (await allPages<BackupDocument>(api, '/backups')).sort((a, b) =>
+            b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp),
+          );
     if (form === 'text') io.out.write(`${renderBackupTable(documents)}\n`);
     else await printDocument({ io, form, document: name ? documents[0] : documents });
     return 0;
   } catch (error) {
     return reportFailure(error, io);
   }
+}
+
+/** The backups of a named location (`--location dr`), newest first; the one named, if any. */
+async function locationBackups(options: {
+  api: Api;
+  location: string;
+  name?: string;
+}): Promise<BackupDocument[]> {
+  const all = await allPages<BackupDocument>(options.api, '/backups', { location: options.location });
+  const found = all.filter((b) => options.name === undefined || b.metadata.name === options.name);
+  if (options.name !== undefined && found.length === 0)
+    throw new ApiFailure(404, {
+      code: 'NotFound',
+      message: `backup "${options.name}" not found in location "${options.location}"`,
+    });
+  return found.sort((a, b) => b.metadata.creationTimestamp.localeCompare(a.metadata.creationTimestamp));
 }
 
 export async function remoteDescribeBackup({

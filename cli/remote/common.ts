@@ -41,14 +41,18 @@ export function reportFailure(error: unknown, io: Io): number {
 }
 
 /** Every item of a list, page after page. */
-export async function allPages<T>(api: Api, path: string): Promise<T[]> {
+export async function allPages<T>(
+  api: Api,
+  path: string,
+  filters: Readonly<Record<string, string>> = {},
+): Promise<T[]> {
   const items: T[] = [];
   let next: string | undefined;
   do {
     const page: ObjectList<T> = await api.call({
       method: 'GET',
       path,
-      query: next ? { continue: next } : {},
+      query: next ? { ...filters, continue: next } : { ...filters },
     });
     items.push(...page.items);
     next = page.metadata.continue;

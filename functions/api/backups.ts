@@ -14,6 +14,7 @@ import { backupStatus } from './backup-status.js';
 import { type ApiDeps, LINK_SECONDS } from './deps.js';
 import { type ApiEvent, type ApiResult, bodyOf, conflict, failure, invalid, json, notFound } from './http.js';
 import { mergedNames, page } from './listing.js';
+import { listLocationBackups } from './locations.js';
 import { startOnce } from './starts.js';
 
 /** The cluster a request names must be one this deployment serves. */
@@ -53,6 +54,7 @@ export async function createBackup(event: ApiEvent, deps: ApiDeps): Promise<ApiR
 export async function listBackups(event: ApiEvent, deps: ApiDeps): Promise<ApiResult> {
   const query = parseListQuery(event.queryStringParameters ?? {});
   if (!query.ok) return invalid(query.problems);
+  if (query.value.location !== undefined) return listLocationBackups(query.value, deps);
   const claimsDir = backupKeys('x').claim.replace(/x\.json$/, '');
   const running = (await deps.store.list(claimsDir)).map((k) => k.slice(claimsDir.length, -'.json'.length));
   const list = await page<BackupDocument>({

@@ -10,6 +10,8 @@ export interface ApiDeps {
   /** The clusters this deployment serves, by the names requests give. */
   readonly clusters: readonly string[];
   readonly signal?: AbortSignal;
+  /** Named backup locations besides the deployment's own (`dr`: the DR source), read only. */
+  readonly locations?: Readonly<Record<string, ObjectStore>>;
   /** Told of every request that failed unexpectedly (the handler logs it). */
   readonly onError?: (error: unknown) => void;
 }

@@ -5,7 +5,7 @@ import { sfnExecutions } from '../../shared/adapters/sfn-executions.js';
 import { requireStateMachines } from '../../shared/runtime/env.js';
 import { logger } from '../../shared/runtime/logger.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { env, store } from '../common/wiring.js';
+import { env, locations, store } from '../common/wiring.js';
 import { handleApiRequest } from './api.js';
 
 const executions = sfnExecutions({
@@ -27,5 +27,5 @@ const onError = (error: unknown) =>
   });
 
 export const handler = lambdaHandler('Api', async (event: APIGatewayProxyEvent, signal) =>
-  handleApiRequest(event, { store, executions, links, clusters, signal, onError }),
+  handleApiRequest(event, { store, locations, executions, links, clusters, signal, onError }),
 );

@@ -2,16 +2,19 @@
  * The deployed functions' adapters, created once per Lambda container from the environment.
  */
 import { awsAdapters } from '../../shared/adapters/aws-adapters.js';
+import { BackupLocationStore } from '../../shared/adapters/backup-location-store.js';
 import type { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import { KubernetesCsiSnapshots } from '../../shared/adapters/kubernetes-csi-snapshots.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import type { RepositoryLocation } from '../../shared/contracts/data-mover-job.js';
 import { backupKeys, restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
+import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import type { WorkQueue } from '../../shared/ports/work-queue.js';
 import { readEnv, requireQueueUrl } from '../../shared/runtime/env.js';
+import { DR_LOCATION, drSourceLocation } from './dr-location.js';
 import { renewClaim } from './name-claim.js';
 
 export const env = readEnv();
@@ -23,7 +26,11 @@ const aws = awsAdapters({
 });
 
 export const clock = systemClock;
-export const store = aws.store;
+// A DR deployment reads backups its own store does not hold from the DR source location.
+const drSource = drSourceLocation(env);
+export const store = drSource ? new BackupLocationStore(aws.store, drSource) : aws.store;
+/** Named backup locations besides the deployment's own, listed read only. */
+export const locations: Readonly<Record<string, ObjectStore>> = drSource ? { [DR_LOCATION]: drSource } : {};
 export const callbacks = aws.callbacks;
 
 /** EC2 for native snapshots, in the function's region. */

@@ -2,12 +2,13 @@
  * CDK app entry: `npx cdk synth` (cdk.json) or `npm run synth`. Context: `lifeboat:clusters`
  * (EKS cluster names, comma-separated), `lifeboat:objectLock` (GOVERNANCE or COMPLIANCE),
  * `lifeboat:apiAccounts` (the only accounts whose principals may call the API, comma-separated),
- * `lifeboat:alarmTopic` (true: the alarms go to a new SNS topic).
+ * `lifeboat:alarmTopic` (true: the alarms go to a new SNS topic); the DR keys in dr-context.ts.
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AccountPrincipal } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { LifeboatStack } from '../lifeboat-stack.js';
+import { drContext } from './dr-context.js';
 
 const app = new App();
 const clusters = String(app.node.tryGetContext('lifeboat:clusters') ?? '')
@@ -30,6 +31,8 @@ new LifeboatStack(app, 'Lifeboat', {
   ...(apiAccounts.length ? { apiPrincipals: apiAccounts.map((a) => new AccountPrincipal(a)) } : {}),
   ...(alarmTopic ? { alarmTopic } : {}),
   ...(lockMode ? { objectLock: { mode: lockMode as 'GOVERNANCE' | 'COMPLIANCE' } } : {}),
+  // Cross-account DR: lifeboat:drTargets, replicateTo, drSource…, crossAccountRestoreRoles.
+  ...drContext(app.node),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -6,10 +6,11 @@
  * Never grants public access or disables encryption.
  */
 import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IRole, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { completeReplicationRole, type ReplicaTarget, replicationRules } from './dr-access.js';
 import type { BackupStore } from './storage-access.js';
 
 export interface BackupStorageProps {
@@ -26,6 +27,8 @@ export interface BackupStorageProps {
    */
   readonly objectLock?: { readonly mode: 'GOVERNANCE' | 'COMPLIANCE' };
   readonly removalPolicy?: RemovalPolicy;
+  /** Replicate the backups and the repository into a DR account's bucket (dr-access.ts). */
+  readonly replicateTo?: ReplicaTarget;
 }
 
 /** Working data of running executions; outside the Velero layout and expiring. */
@@ -77,6 +80,9 @@ export class BackupStorage extends Construct {
       serverAccessLogsBucket: this.accessLogs,
       serverAccessLogsPrefix: 'backups/',
       ...(props.objectLock ? { objectLockEnabled: true } : {}),
+      ...(props.replicateTo
+        ? { replicationRules: replicationRules({ scope: this, target: props.replicateTo, prefix: '' }) }
+        : {}),
       lifecycleRules: [
         {
           id: 'expire-work-data',
@@ -94,6 +100,14 @@ export class BackupStorage extends Construct {
       removalPolicy,
     });
     this.objectLockMode = props.objectLock?.mode;
+    const replication = this.bucket.node.tryFindChild('ReplicationRole') as IRole | undefined;
+    if (replication && props.replicateTo)
+      completeReplicationRole({
+        role: replication,
+        bucket: this.bucket,
+        target: props.replicateTo,
+        objectLock: props.objectLock !== undefined,
+      });
     this.allowLogEncryption();
   }
 

@@ -17,6 +17,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
+import { acknowledgeDrSourceRead, drSourceEnvironment, grantDrSourceRead } from './dr-access.js';
 import {
   acknowledgeStorageAccess,
   type BackupStore,
@@ -62,6 +63,8 @@ export function stepFunction(scope: Construct, name: string, options: StepFuncti
   logGroup.grantWrite(role);
   grantStorageAccess({ grantee: role, store: options.store, access: options.access });
   if (options.cluster) clusterAccess(scope, { role, idPrefix: name, ...options.cluster });
+  const { drSource } = options.store;
+  if (drSource) grantDrSourceRead({ grantee: role, source: drSource });
   return new NodejsFunction(scope, name, {
     functionName: `${stack.stackName}-${name}`,
     entry: join(
@@ -79,6 +82,7 @@ export function stepFunction(scope: Construct, name: string, options: StepFuncti
     environment: {
       ...options.environment,
       ...(options.store.objectLockMode ? { LIFEBOAT_OBJECT_LOCK_MODE: options.store.objectLockMode } : {}),
+      ...(drSource ? drSourceEnvironment({ source: drSource, region: stack.region }) : {}),
     },
     logGroup,
     role,
@@ -104,6 +108,7 @@ export function acknowledgeStepFunctions(
   const logicalId = (c: Construct): string => stack.getLogicalId(c.node.defaultChild as CfnElement);
   const acknowledge = (id: string, reason: string): void => Validations.of(scope).acknowledge({ id, reason });
   acknowledgeStorageAccess(scope, options.store);
+  if (options.store.drSource) acknowledgeDrSourceRead(scope, options.store.drSource);
   acknowledge(
     'AwsSolutions-IAM5[Resource::*]',
     'X-Ray PutTraceSegments and PutTelemetryRecords, ec2:Describe* have no resource-level permissions',

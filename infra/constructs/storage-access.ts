@@ -12,6 +12,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { STORAGE_PREFIXES } from '../../shared/domain/storage/keys.js';
+import type { DrSource } from './dr-access.js';
 
 export type StorageArea = keyof typeof STORAGE_PREFIXES;
 
@@ -23,6 +24,8 @@ export interface BackupStore {
   readonly prefix: string;
   /** Set when the bucket has Object Lock on: writers of backups set a retention. */
   readonly objectLockMode?: 'GOVERNANCE' | 'COMPLIANCE';
+  /** A DR deployment's source location (another account's bucket or its replica): read only. */
+  readonly drSource?: DrSource;
 }
 
 /** What one role does with the storage beyond reading it. */

@@ -33,6 +33,8 @@ const listQuerySchema = z.strictObject({
     .max(MAX_PAGE, { message: `must be at most ${MAX_PAGE}` })
     .optional(),
   continue: z.string().min(1).optional(),
+  /** A named backup location other than the deployment's own (`dr`): listed read-only. */
+  location: z.string().min(1).optional(),
 });
 
 export interface ListQuery {
@@ -42,6 +44,8 @@ export interface ListQuery {
   readonly limit: number;
   /** The name after which the page starts (decoded from the `continue` token). */
   readonly after?: string;
+  /** The backup location listed, when not the deployment's own. */
+  readonly location?: string;
 }
 
 /** The `continue` token of a page: the last name it holds, opaque to clients. */
@@ -86,6 +90,7 @@ export function parseListQuery(
       ...(cluster ? { cluster } : {}),
       limit: limit ?? DEFAULT_PAGE,
       ...(after ? { after } : {}),
+      ...(parsed.data.location ? { location: parsed.data.location } : {}),
     },
   };
 }

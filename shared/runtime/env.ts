@@ -26,6 +26,10 @@ export const lambdaEnv = z.object({
   LIFEBOAT_CLUSTERS: z.string().default(''),
   /** The EventBridge bus that receives Lifeboat's events (default: the account's default bus). */
   LIFEBOAT_EVENT_BUS: z.string().min(1).optional(),
+  /** A DR deployment's source location (the source bucket or its replica): read only, as location `dr`. */
+  LIFEBOAT_DR_SOURCE_BUCKET: z.string().min(1).optional(),
+  LIFEBOAT_DR_SOURCE_PREFIX: z.string().default(''),
+  LIFEBOAT_DR_SOURCE_REGION: z.string().min(1).optional(),
   /** Path-style S3 addressing, for S3-compatible endpoints. */
   LIFEBOAT_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
 });
