@@ -20,7 +20,10 @@ async function backupDir(): Promise<string> {
 
 describe('what the shell completes', () => {
   it.each([
-    { words: [''], expected: ['backup', 'restore', 'events', 'server', 'config', 'completion', 'help'] },
+    {
+      words: [''],
+      expected: ['backup', 'restore', 'schedule', 'gc', 'events', 'server', 'config', 'completion', 'help'],
+    },
     { words: ['backup', ''], expected: ['create', 'get', 'describe', 'logs', 'download', 'delete'] },
     { words: ['restore', 'create', '--existing-resource-policy', ''], expected: ['none', 'update'] },
     { words: ['backup', 'get', '-o', ''], expected: ['json', 'yaml'] },
