@@ -97,6 +97,9 @@ async function record(
 ): Promise<FireOutcome> {
   const at = input.scheduledTime.toISOString();
   const status = stored.schedule.status ?? {};
+  // A late retry of an older firing answers as before and leaves the newer status alone.
+  const latest = [status.lastBackup, status.lastSkipped].filter((t): t is string => t !== undefined);
+  if (latest.some((t) => Date.parse(t) > input.scheduledTime.getTime())) return outcome;
   const next =
     'backup' in outcome
       ? { ...status, phase: 'Enabled' as const, lastBackup: at, lastBackupName: outcome.backup }

@@ -16,6 +16,7 @@ import { localRunners } from '../../../cli/server/runners.js';
 import { ScheduleRunner } from '../../../cli/server/schedule-runner.js';
 import { collectGarbage } from '../../../functions/collect-garbage/collect-garbage.js';
 import { storedBackupNames } from '../../../functions/common/stored-records.js';
+import { fireSchedule } from '../../../functions/fire-schedule/fire-schedule.js';
 import { createSchedule, getSchedule } from '../../../functions/schedules/schedules.js';
 import { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
 import { readBackupDocument } from '../../../shared/adapters/stored-file-reader.js';
@@ -137,6 +138,10 @@ describe('schedules on the local server', () => {
     });
     const status = (await getSchedule('kept', deps)).schedule.status;
     expect(status?.lastSkipped).toBe(new Date(base + 5 * MINUTE).toISOString());
+    // The first firing again (a retried Scheduler invocation): the same backup, the status kept.
+    const again = await fireSchedule({ schedule: 'kept', scheduledTime: new Date(base) }, deps);
+    expect(again).toEqual({ backup: fired[0] });
+    expect((await getSchedule('kept', deps)).schedule.status).toEqual(status);
     const first = await readBackupDocument(store, fired[0] ?? '');
     expect(first?.status.phase).toBe('Completed');
     expect(first?.metadata.labels).toMatchObject({
