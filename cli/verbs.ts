@@ -25,6 +25,13 @@ import {
   restoreGetFlags,
   restoreLogsFlags,
 } from './restore/flags.js';
+import {
+  gcFlags,
+  scheduleChangeFlags,
+  scheduleCreateFlags,
+  scheduleDeleteFlags,
+  scheduleGetFlags,
+} from './schedule/flags.js';
 import { serverFlags } from './server/flags.js';
 import type { VerbCall } from './verb-call.js';
 
@@ -160,6 +167,54 @@ export const VERBS: readonly Verb[] = [
     flags: restoreDeleteFlags,
     load: async () => (await import('./restore/records.js')).deleteRestoreCommand,
     remote: async () => (await import('./remote/restore-verbs.js')).remoteDeleteRestore,
+  }),
+  verb({
+    words: ['schedule', 'create'],
+    operand: NAME,
+    summary: 'create a schedule: backups of the template at cron times, kept by TTL and retention',
+    flags: scheduleCreateFlags,
+    load: async () => (await import('./schedule/local.js')).createScheduleCommand,
+  }),
+  verb({
+    words: ['schedule', 'get'],
+    operand: { name: 'NAME', required: false },
+    summary: 'list the schedules (or the one named)',
+    flags: scheduleGetFlags,
+    load: async () => (await import('./schedule/local.js')).getSchedulesCommand,
+  }),
+  verb({
+    words: ['schedule', 'describe'],
+    operand: NAME,
+    summary: 'print a schedule with its status',
+    flags: scheduleGetFlags,
+    load: async () => (await import('./schedule/local.js')).describeScheduleCommand,
+  }),
+  verb({
+    words: ['schedule', 'pause'],
+    operand: NAME,
+    summary: 'stop a schedule from firing',
+    flags: scheduleChangeFlags,
+    load: async () => (await import('./schedule/local.js')).pauseScheduleCommand,
+  }),
+  verb({
+    words: ['schedule', 'unpause'],
+    operand: NAME,
+    summary: 'let a paused schedule fire again',
+    flags: scheduleChangeFlags,
+    load: async () => (await import('./schedule/local.js')).unpauseScheduleCommand,
+  }),
+  verb({
+    words: ['schedule', 'delete'],
+    operand: NAME,
+    summary: 'delete a schedule (its backups stay until they expire)',
+    flags: scheduleDeleteFlags,
+    load: async () => (await import('./schedule/local.js')).deleteScheduleCommand,
+  }),
+  verb({
+    words: ['gc'],
+    summary: 'delete the backups that expired or that no retention keeps (--dry-run: show them)',
+    flags: gcFlags,
+    load: async () => (await import('./schedule/gc.js')).collectGarbageCommand,
   }),
   verb({
     words: ['events'],

@@ -20,5 +20,10 @@ export const serverFlags = {
   },
   'snapshot-region': SNAPSHOT_REGION,
   'repository-key-file': REPOSITORY_KEY_FILE,
+  'gc-interval': {
+    type: 'string',
+    value: 'DURATION',
+    help: 'how often garbage collection deletes expired backups and those no retention keeps (default 1h)',
+  },
   help: HELP,
 } as const satisfies Readonly<Record<string, FlagSpec>>;

@@ -22,6 +22,7 @@ import { httpAdapter } from './http-adapter.js';
 import { LocalExecutions } from './local-executions.js';
 import { LocalDownloadLinks } from './local-links.js';
 import { localRunners } from './runners.js';
+import { startScheduleTimers } from './schedule-timers.js';
 
 function portOf(text: string | undefined): number {
   if (text === undefined) return 0;
@@ -89,11 +90,13 @@ export async function serve({ values, io }: VerbCall<typeof serverFlags>): Promi
   io.err.write(
     `Lifeboat API on ${base}, serving ${[...served.keys()].join(', ') || 'no cluster'} from ${store.location}; the token is in ${file}. Ctrl-C stops it.\n`,
   );
+  const timers = startScheduleTimers({ store, executions, values, io });
   const signal = await new Promise<string>((stop) => {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
   io.err.write(`Stopping (${signal}).\n`);
+  timers.stop();
   server.closeAllConnections();
   await new Promise((closed) => server.close(closed));
   return 0;

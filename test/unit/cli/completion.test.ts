@@ -22,7 +22,18 @@ describe('what the shell completes', () => {
   it.each([
     {
       words: [''],
-      expected: ['backup', 'restore', 'events', 'server', 'config', 'completion', 'dr', 'help'],
+      expected: [
+        'backup',
+        'restore',
+        'schedule',
+        'gc',
+        'events',
+        'server',
+        'config',
+        'completion',
+        'dr',
+        'help',
+      ],
     },
     { words: ['backup', ''], expected: ['create', 'get', 'describe', 'logs', 'download', 'delete'] },
     { words: ['restore', 'create', '--existing-resource-policy', ''], expected: ['none', 'update'] },

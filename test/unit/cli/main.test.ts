@@ -57,7 +57,7 @@ describe('the lifeboat command line', () => {
   it.each([
     {
       argv: ['bakup', 'get'],
-      err: 'lifeboat: unknown command "bakup" (one of: backup, restore, events, server, config, completion, dr); see lifeboat --help\n',
+      err: 'lifeboat: unknown command "bakup" (one of: backup, restore, schedule, gc, events, server, config, completion, dr); see lifeboat --help\n',
     },
     {
       argv: ['backup', 'list'],
