@@ -4,6 +4,7 @@
  */
 import { CfnOutput, type Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IPrincipal } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { LifeboatApi } from './constructs/api.js';
@@ -13,6 +14,7 @@ import type { DataMover } from './constructs/data-mover.js';
 import { DeleteWorkflow } from './constructs/delete-workflow.js';
 import { OutcomeEvents } from './constructs/outcome-events.js';
 import { RestoreWorkflow } from './constructs/restore-workflow.js';
+import { Schedules } from './constructs/schedules.js';
 
 export interface LifeboatStackProps extends StackProps {
   /** EKS clusters (same account and region) this deployment backs up, by name. */
@@ -27,6 +29,8 @@ export interface LifeboatStackProps extends StackProps {
   readonly apiPrincipals?: readonly IPrincipal[];
   /** Send the alarms (failed runs, dead letters, API 5xx) to a new SNS topic. */
   readonly alarmTopic?: boolean;
+  /** When garbage collection runs: an EventBridge Scheduler expression (default `rate(1 hour)`). */
+  readonly garbageCollection?: { readonly expression: string; readonly timezone?: string };
 }
 
 export class LifeboatStack extends Stack {
@@ -37,6 +41,7 @@ export class LifeboatStack extends Stack {
   readonly deletion: DeleteWorkflow;
   readonly api: LifeboatApi;
   readonly events: OutcomeEvents;
+  readonly schedules: Schedules;
 
   constructor(scope: Construct, id: string, props: LifeboatStackProps = {}) {
     super(scope, id, props);
@@ -78,6 +83,13 @@ export class LifeboatStack extends Stack {
       stateMachines,
       ...(props.apiPrincipals ? { allowedPrincipals: props.apiPrincipals } : {}),
     });
+    // Schedules on EventBridge Scheduler, and garbage collection; the API manages the schedules.
+    this.schedules = new Schedules(this, 'Schedules', {
+      store,
+      stateMachines,
+      ...(props.garbageCollection ? { garbageCollection: props.garbageCollection } : {}),
+    });
+    this.schedules.grantManagement(this.api.node.findChild('Api') as NodejsFunction);
     this.events = new OutcomeEvents(this, 'Events', {
       store,
       stateMachines: Object.values(stateMachines),
