@@ -1,17 +1,24 @@
 /**
- * What fires a Schedule: EventBridge Scheduler in AWS, a timer under `lifeboat server --local`.
- * A Schedule's cron may need several expressions (schedulerExpressions); the timer fires on their
- * union. Never starts a backup itself: it calls the fire-schedule use case.
+ * What fires a Schedule: EventBridge Scheduler in AWS (one Scheduler schedule per expression),
+ * a timer in `lifeboat server --local`. The expressions come from
+ * shared/domain/schedules/scheduler-expressions.ts; their union fires when the cron does.
  */
 
+export interface TimerExpression {
+  /** `cron(min hour dom month dow year)` or `rate(n unit)`, EventBridge Scheduler's syntax. */
+  readonly expression: string;
+  /** An IANA time zone (`UTC` unless the Schedule says `CRON_TZ=`). */
+  readonly timezone: string;
+}
+
 export interface ScheduleTimer {
-  /** Creates the timer of a Schedule, or brings it to these expressions and state. */
+  /** Creates or updates the timer of a Schedule: its expressions, enabled unless paused. */
   put(options: {
-    name: string;
-    expressions: readonly { expression: string; timezone: string }[];
-    enabled: boolean;
-    signal?: AbortSignal;
+    readonly name: string;
+    readonly expressions: readonly TimerExpression[];
+    readonly enabled: boolean;
+    readonly signal?: AbortSignal;
   }): Promise<void>;
-  /** Removes the timer of a Schedule; one already gone is fine. */
-  remove(options: { name: string; signal?: AbortSignal }): Promise<void>;
+  /** Removes the timer of a Schedule; removing one that is not there is not an error. */
+  remove(options: { readonly name: string; readonly signal?: AbortSignal }): Promise<void>;
 }

@@ -62,9 +62,9 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
 const PLATFORM_CLIENT = /^(@aws-sdk\/|@smithy\/|@kubernetes\/client-node)/;
 /**
  * Packages the pure domain may use: none with I/O or a framework, only pure implementations of
- * formats (JSON patch, RFC 6902, for restore resource modifiers).
+ * formats (JSON patch, RFC 6902, for restore resource modifiers; cron expressions, for schedules).
  */
-const DOMAIN_ALLOWED_PACKAGES: readonly string[] = ['fast-json-patch'];
+const DOMAIN_ALLOWED_PACKAGES: readonly string[] = ['fast-json-patch', 'cron-parser'];
 
 /**
  * The domain's subdomains (one folder each) and the ones each may import. `kubernetes/` holds what
@@ -81,6 +81,7 @@ const SUBDOMAINS: Record<string, readonly string[]> = {
   recipes: ['kubernetes', 'storage', 'backup', 'hooks', 'restore'],
   repository: [],
   files: [],
+  schedules: ['kubernetes', 'storage', 'backup'],
 };
 const DOMAIN_ROOT_FILES: readonly string[] = ['errors.ts'];
 

@@ -228,3 +228,15 @@ export const STORAGE_PREFIXES = {
   dataMoverWork: `${LIFEBOAT}/work/data-mover/`,
   repository: `${LIFEBOAT}/repository/`,
 } as const;
+
+/** Where the Schedules live, one `<name>.json` each (Lifeboat's; Velero keeps them as cluster objects). */
+export const SCHEDULES_DIR = `${LIFEBOAT}/schedules/`;
+
+export const scheduleKeys = (name: string) => ({
+  /** The Schedule and its status (functions/schedules). */
+  schedule: `${SCHEDULES_DIR}${name}.json`,
+});
+
+/** The report of the latest garbage collection run, and the dry run's (functions/collect-garbage). */
+export const GARBAGE_REPORT_KEY = `${LIFEBOAT}/gc/last-report.json`;
+export const GARBAGE_DRY_RUN_REPORT_KEY = `${LIFEBOAT}/gc/last-dry-run.json`;
