@@ -14,7 +14,10 @@ import { backupStatus, RUNNING_PHASES } from './backup-status.js';
 import type { ApiDeps } from './deps.js';
 import { type ApiResult, conflict, json, notFound } from './http.js';
 
-export async function deleteBackup(name: string, deps: ApiDeps): Promise<ApiResult> {
+export async function deleteBackup(
+  name: string,
+  deps: Pick<ApiDeps, 'store' | 'executions' | 'signal'>,
+): Promise<ApiResult> {
   const { store } = deps;
   const status = await backupStatus(name, deps);
   const key = backupKeys(name).deleteRequest;

@@ -259,3 +259,11 @@ export class DataMoverCancelled extends LifeboatError {
     this.reason = reason;
   }
 }
+
+/** No Schedule of that name is stored (API 404). */
+export class ScheduleNotFound extends LifeboatError {
+  constructor(name: string) {
+    super(`schedule "${name}" does not exist`);
+    this.name = 'ScheduleNotFound';
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * Lambda entry of CollectGarbage: the GC schedule's target input, `{"dryRun": false}` (or
+ * nothing); answers the report, which it also writes to the store.
+ */
+import { z } from 'zod';
+import { sfnExecutions } from '../../shared/adapters/sfn-executions.js';
+import { requireStateMachines } from '../../shared/runtime/env.js';
+import { lambdaHandler } from '../../shared/runtime/middleware.js';
+import { clock, env, store } from '../common/wiring.js';
+import { collectGarbage } from './collect-garbage.js';
+
+const input = z.object({ dryRun: z.boolean().default(false) }).default({ dryRun: false });
+
+const executions = sfnExecutions({ region: env.AWS_REGION, machines: requireStateMachines(env) });
+
+export const handler = lambdaHandler('CollectGarbage', async (event: unknown, signal) =>
+  collectGarbage(input.parse(event ?? {}), { store, executions, clock, signal }),
+);
