@@ -75,7 +75,7 @@ export class Schedules extends Construct {
       timeout: Duration.seconds(60),
       environment,
       store,
-      access: { writes: ['generations'] },
+      access: {},
     });
     this.grantObjects(this.fireSchedule, [`${SCHEDULES_DIR}*`]);
     stateMachines.backup.grantStartExecution(this.fireSchedule);
