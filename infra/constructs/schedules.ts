@@ -25,6 +25,9 @@ import {
 import { acknowledgeStepFunctions, stepFunction } from './step-function.js';
 import type { BackupStore } from './storage-access.js';
 
+const SCHEDULES_REASON =
+  'Schedules are stored one object each under plugins/lifeboat/schedules/, named after the Schedule';
+
 /** How long a trigger Scheduler or Lambda could not deliver is retried: Velero never catches up. */
 const TRIGGER_AGE = Duration.hours(1);
 
@@ -147,6 +150,22 @@ export class Schedules extends Construct {
       }),
     );
     this.grantObjects(api, [`${SCHEDULES_DIR}*`, GARBAGE_DRY_RUN_REPORT_KEY], { deletes: true });
+    const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+    const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+    const group = `<${stack.getLogicalId(this.group)}>`;
+    const apiScope = Validations.of(api.node.scope as Construct);
+    apiScope.acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${region}:${account}:schedule/${group}/*]`,
+      reason: "The API manages the Scheduler schedules of Schedules in the stack's own group only",
+    });
+    apiScope.acknowledge({ id: this.schedulesResourceId(), reason: SCHEDULES_REASON });
+  }
+
+  /** cdk-nag's name of the grant on every stored Schedule. */
+  private schedulesResourceId(): string {
+    const stack = Stack.of(this);
+    const bucket = `<${stack.getLogicalId(this.store.bucket.node.defaultChild as never)}.Arn>`;
+    return `AwsSolutions-IAM5[Resource::${bucket}/${this.store.prefix}${SCHEDULES_DIR}*]`;
   }
 
   /** Puts (and, for the API, deletes) the given keys of the store, encrypting with its key. */
@@ -219,6 +238,7 @@ export class Schedules extends Construct {
         `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:${region}:${account}:execution:${stack.stackName}-${w}:*]`,
         `Schedules look up the ${w} workflow's executions, named after the backups they start or delete`,
       );
+    acknowledge(this.schedulesResourceId(), SCHEDULES_REASON);
     acknowledge(
       'AwsSolutions-SQS3',
       'The trigger dead-letter queue is itself the dead-letter queue of Scheduler and of the functions’ async invocations',

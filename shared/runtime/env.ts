@@ -24,6 +24,11 @@ export const lambdaEnv = z.object({
   LIFEBOAT_CLUSTERS: z.string().default(''),
   /** The EventBridge bus that receives Lifeboat's events (default: the account's default bus). */
   LIFEBOAT_EVENT_BUS: z.string().min(1).optional(),
+  /** Schedules on EventBridge Scheduler (the API function only): the group, FireSchedule, its role, dead letters. */
+  LIFEBOAT_SCHEDULE_GROUP: z.string().min(1).optional(),
+  LIFEBOAT_SCHEDULE_TARGET_ARN: z.string().min(1).optional(),
+  LIFEBOAT_SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
+  LIFEBOAT_SCHEDULE_DEAD_LETTER_ARN: z.string().min(1).optional(),
   /** Path-style S3 addressing, for S3-compatible endpoints. */
   LIFEBOAT_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
 });

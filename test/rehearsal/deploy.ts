@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
-import { createScheduleGroups } from './scheduler.js';
+import { createScheduleGroups } from './schedule-groups.js';
 import {
   type CloudAssembly,
   type Json,

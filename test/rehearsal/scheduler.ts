@@ -1,46 +1,18 @@
 /**
- * EventBridge Scheduler, for the rehearsal: the template's schedule groups are created in moto
- * (the API puts Schedules' Scheduler schedules there), and a schedule's target is invoked as
+ * EventBridge Scheduler, for the rehearsal: a schedule's target is invoked as
  * Scheduler invokes it, which moto never does: with the schedule's execution role (its
  * lambda:InvokeFunction on the target evaluated like every other call) and the target's input
  * with `<aws.scheduler.scheduled-time>` filled in.
  */
-import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
-import type { AwsTarget } from './deploy.js';
 import type { IamPolicies } from './iam.js';
 import type { InvocationResult, LambdaService } from './lambda.js';
-import {
-  type CloudAssembly,
-  type Json,
-  type Physical,
-  type Resolver,
-  resolve,
-  resourcesOf,
-} from './template.js';
+import { type CloudAssembly, type Json, type Resolver, resolve, resourcesOf } from './template.js';
 
 /** A Scheduler target: the function, the role Scheduler assumes, the input it sends. */
 export interface SchedulerTarget {
   readonly arn: string;
   readonly roleArn: string;
   readonly input: string;
-}
-
-/** Names each schedule group as its template says, and creates it in moto. */
-export async function createScheduleGroups(options: {
-  assembly: CloudAssembly;
-  target: AwsTarget;
-  physical: Map<string, Physical>;
-}): Promise<void> {
-  const { assembly, target, physical } = options;
-  const client = new SchedulerClient({ ...target });
-  for (const [id, resource] of resourcesOf(assembly.template, 'AWS::Scheduler::ScheduleGroup')) {
-    const name = String(resource.Properties?.Name ?? `${assembly.stackName}-${id}`);
-    await client.send(new CreateScheduleGroupCommand({ Name: name }));
-    physical.set(id, {
-      ref: name,
-      attributes: { Arn: `arn:aws:scheduler:${target.region}:${target.account}:schedule-group/${name}` },
-    });
-  }
 }
 
 /** The targets of the template's own Scheduler schedules (the GC schedule), by schedule name. */
