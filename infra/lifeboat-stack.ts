@@ -4,6 +4,7 @@
  */
 import { CfnOutput, type Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IPrincipal } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import {
   S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY,
   SET_UNIQUE_REPLICATION_ROLE_NAME,
@@ -17,6 +18,7 @@ import { DeleteWorkflow } from './constructs/delete-workflow.js';
 import { type DrSource, type DrTarget, grantDrTargets, type ReplicaTarget } from './constructs/dr-access.js';
 import { OutcomeEvents } from './constructs/outcome-events.js';
 import { RestoreWorkflow } from './constructs/restore-workflow.js';
+import { Schedules } from './constructs/schedules.js';
 
 export interface LifeboatStackProps extends StackProps {
   /** EKS clusters (same account and region) this deployment backs up, by name. */
@@ -37,6 +39,8 @@ export interface LifeboatStackProps extends StackProps {
   readonly replicateTo?: ReplicaTarget;
   /** A DR deployment: the source location (bucket or replica) its restores read, never write. */
   readonly drSource?: DrSource;
+  /** When garbage collection runs: an EventBridge Scheduler expression (default `rate(1 hour)`). */
+  readonly garbageCollection?: { readonly expression: string; readonly timezone?: string };
 }
 
 export class LifeboatStack extends Stack {
@@ -47,6 +51,7 @@ export class LifeboatStack extends Stack {
   readonly deletion: DeleteWorkflow;
   readonly api: LifeboatApi;
   readonly events: OutcomeEvents;
+  readonly schedules: Schedules;
 
   constructor(scope: Construct, id: string, props: LifeboatStackProps = {}) {
     super(scope, id, props);
@@ -101,6 +106,13 @@ export class LifeboatStack extends Stack {
       stateMachines,
       ...(props.apiPrincipals ? { allowedPrincipals: props.apiPrincipals } : {}),
     });
+    // Schedules on EventBridge Scheduler, and garbage collection; the API manages the schedules.
+    this.schedules = new Schedules(this, 'Schedules', {
+      store,
+      stateMachines,
+      ...(props.garbageCollection ? { garbageCollection: props.garbageCollection } : {}),
+    });
+    this.schedules.grantManagement(this.api.node.findChild('Api') as NodejsFunction);
     this.events = new OutcomeEvents(this, 'Events', {
       store,
       stateMachines: Object.values(stateMachines),

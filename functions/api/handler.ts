@@ -2,11 +2,13 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { s3DownloadLinks } from '../../shared/adapters/s3-download-links.js';
 import { sfnExecutions } from '../../shared/adapters/sfn-executions.js';
+import { systemClock } from '../../shared/adapters/system-clock.js';
 import { requireStateMachines } from '../../shared/runtime/env.js';
 import { logger } from '../../shared/runtime/logger.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
 import { env, locations, store } from '../common/wiring.js';
 import { handleApiRequest } from './api.js';
+import { schedulerTimer } from './scheduler-timer.js';
 
 const executions = sfnExecutions({
   region: env.AWS_REGION,
@@ -19,6 +21,7 @@ const links = s3DownloadLinks({
   prefix: env.LIFEBOAT_PREFIX,
   forcePathStyle: env.LIFEBOAT_S3_FORCE_PATH_STYLE === 'true',
 });
+const timer = { clock: systemClock, ...schedulerTimer(env) };
 const clusters = env.LIFEBOAT_CLUSTERS.split(',').filter(Boolean);
 // The error's name and message only: a request's body (a Secret's data) is never logged.
 const onError = (error: unknown) =>
@@ -27,5 +30,5 @@ const onError = (error: unknown) =>
   });
 
 export const handler = lambdaHandler('Api', async (event: APIGatewayProxyEvent, signal) =>
-  handleApiRequest(event, { store, locations, executions, links, clusters, signal, onError }),
+  handleApiRequest(event, { store, locations, executions, links, clusters, signal, onError, ...timer }),
 );

@@ -2,7 +2,9 @@
  * CDK app entry: `npx cdk synth` (cdk.json) or `npm run synth`. Context: `lifeboat:clusters`
  * (EKS cluster names, comma-separated), `lifeboat:objectLock` (GOVERNANCE or COMPLIANCE),
  * `lifeboat:apiAccounts` (the only accounts whose principals may call the API, comma-separated),
- * `lifeboat:alarmTopic` (true: the alarms go to a new SNS topic); the DR keys in dr-context.ts.
+ * `lifeboat:alarmTopic` (true: the alarms go to a new SNS topic), `lifeboat:gcSchedule` (when
+ * garbage collection runs: an EventBridge Scheduler expression, default `rate(1 hour)`); the DR
+ * keys in dr-context.ts.
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AccountPrincipal } from 'aws-cdk-lib/aws-iam';
@@ -26,10 +28,16 @@ for (const account of apiAccounts)
   if (!/^\d{12}$/.test(account))
     throw new Error(`-c lifeboat:apiAccounts must be 12-digit account ids, not "${account}"`);
 const alarmTopic = String(app.node.tryGetContext('lifeboat:alarmTopic') ?? '') === 'true';
+const gcSchedule = String(app.node.tryGetContext('lifeboat:gcSchedule') ?? '').trim();
+if (gcSchedule && !/^(rate|cron)\(.+\)$/.test(gcSchedule))
+  throw new Error(
+    `-c lifeboat:gcSchedule must be a Scheduler expression, rate(…) or cron(…), not "${gcSchedule}"`,
+  );
 new LifeboatStack(app, 'Lifeboat', {
   clusters,
   ...(apiAccounts.length ? { apiPrincipals: apiAccounts.map((a) => new AccountPrincipal(a)) } : {}),
   ...(alarmTopic ? { alarmTopic } : {}),
+  ...(gcSchedule ? { garbageCollection: { expression: gcSchedule } } : {}),
   ...(lockMode ? { objectLock: { mode: lockMode as 'GOVERNANCE' | 'COMPLIANCE' } } : {}),
   // Cross-account DR: lifeboat:drTargets, replicateTo, drSource…, crossAccountRestoreRoles.
   ...drContext(app.node),

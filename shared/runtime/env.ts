@@ -30,6 +30,11 @@ export const lambdaEnv = z.object({
   LIFEBOAT_DR_SOURCE_BUCKET: z.string().min(1).optional(),
   LIFEBOAT_DR_SOURCE_PREFIX: z.string().default(''),
   LIFEBOAT_DR_SOURCE_REGION: z.string().min(1).optional(),
+  /** Schedules on EventBridge Scheduler (the API function only): the group, FireSchedule, its role, dead letters. */
+  LIFEBOAT_SCHEDULE_GROUP: z.string().min(1).optional(),
+  LIFEBOAT_SCHEDULE_TARGET_ARN: z.string().min(1).optional(),
+  LIFEBOAT_SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
+  LIFEBOAT_SCHEDULE_DEAD_LETTER_ARN: z.string().min(1).optional(),
   /** Path-style S3 addressing, for S3-compatible endpoints. */
   LIFEBOAT_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
 });

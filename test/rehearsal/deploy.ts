@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import { createScheduleGroups } from './schedule-groups.js';
 import {
   type CloudAssembly,
   type Json,
@@ -335,6 +336,7 @@ export async function deploy(options: { assembly: CloudAssembly; target: AwsTarg
   await createKeys({ assembly, target, physical });
   await createBuckets({ assembly, target, resolver, physical, suffix });
   await createQueues({ assembly, target, resolver, physical, suffix });
+  await createScheduleGroups({ assembly, target, physical });
   const roleArns = await createRoles({ assembly, target, resolver });
   return { assembly, resolver, target, roleArns, ...credentialIssuer(target) };
 }

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -497,6 +497,66 @@ describe('the deployment rehearsal of a backup and a restore', () => {
       ].every((e) => seen.includes(e))
         ? true
         : undefined;
+    });
+    expect(rehearsal.report().violations).toEqual([]);
+  });
+
+  it('fires a Schedule as EventBridge Scheduler would, and the GC schedule’s target deletes the backup once expired', {
+    timeout: LONG,
+  }, async () => {
+    const namespace = await smallNamespace();
+    const schedule = uniqueName('rehearsed-schedule');
+    // The Schedule as the API stores it; its backups expire a second after they start.
+    await bucket().send(
+      new PutObjectCommand({
+        Bucket: rehearsal.bucket,
+        Key: `plugins/lifeboat/schedules/${schedule}.json`,
+        Body: JSON.stringify({
+          cluster: 'rehearsal',
+          schedule: {
+            apiVersion: 'velero.io/v1',
+            kind: 'Schedule',
+            metadata: { name: schedule, creationTimestamp: new Date().toISOString() },
+            spec: { schedule: '0 * * * *', template: { includedNamespaces: [namespace], ttl: '1s' } },
+            status: { phase: 'Enabled' },
+          },
+        }),
+      }),
+    );
+    // What the API gives Scheduler for every Schedule: the FireSchedule target and its role.
+    const api = rehearsal.lambda.functionNamed('Lifeboat-Api').environment;
+    const fired = await rehearsal.schedulerFires({
+      target: {
+        arn: api.LIFEBOAT_SCHEDULE_TARGET_ARN ?? '',
+        roleArn: api.LIFEBOAT_SCHEDULER_ROLE_ARN ?? '',
+        input: `{"schedule":"${schedule}","scheduledTime":"<aws.scheduler.scheduled-time>"}`,
+      },
+      scheduledTime: new Date('2026-11-28T04:00:00Z'),
+    });
+    const name = `${schedule}-20261128040000`;
+    expect(fired).toEqual({ ok: true, value: { backup: name } });
+    await rehearsal.settled();
+    const backup = await storedJson<{
+      metadata: { labels?: Record<string, string> };
+      status: { phase?: string; expiration?: string };
+    }>(`backups/${name}/velero-backup.json`);
+    expect(backup.status.phase).toBe('Completed');
+    expect(backup.metadata.labels?.['velero.io/schedule-name']).toBe(schedule);
+    await waitFor('the backup to expire', async () =>
+      Date.parse(backup.status.expiration ?? '') < Date.now() ? true : undefined,
+    );
+    const collected = await rehearsal.schedulerFires({
+      schedule: 'lifeboat-collect-garbage',
+      scheduledTime: new Date(),
+    });
+    expect(collected.ok, JSON.stringify(collected)).toBe(true);
+    const report = (collected as unknown as { value: { deleted: { name: string; reasons: string[] }[] } })
+      .value;
+    expect(report.deleted).toContainEqual({ name, reasons: [expect.stringMatching(/^expired at /)] });
+    await rehearsal.settled();
+    expect(await keysUnder(`backups/${name}/`)).toEqual([]);
+    expect(await storedJson<{ dryRun: boolean }>('plugins/lifeboat/gc/last-report.json')).toMatchObject({
+      dryRun: false,
     });
     expect(rehearsal.report().violations).toEqual([]);
   });

@@ -31,8 +31,9 @@ import {
 import { EventRules } from './event-rules.js';
 import { AwsGateway, type Fault } from './gateway.js';
 import { IamPolicies } from './iam.js';
-import { LambdaService } from './lambda.js';
+import { type InvocationResult, LambdaService } from './lambda.js';
 import { Meter, type Usage } from './meter.js';
+import { invokeAsScheduler, templateScheduleTargets } from './scheduler.js';
 import { startEventSources } from './sqs-mappings.js';
 import { type ExecutionOutcome, StepFunctions } from './state-machines.js';
 import { EcsTasks } from './tasks.js';
@@ -77,6 +78,15 @@ export interface Rehearsal {
   settled(): Promise<void>;
   /** StartExecution of the stack's state machine whose name ends with `-<workflow>`. */
   start(workflow: 'backup' | 'restore', input: Json): Promise<ExecutionOutcome>;
+  /**
+   * Invokes a Scheduler target as Scheduler would at a time: one of the template's schedules by
+   * name, or a Schedule's target (function ARN, role, input) as the API puts it.
+   */
+  schedulerFires(options: {
+    schedule?: string;
+    target?: { arn: string; roleArn: string; input: string };
+    scheduledTime: Date;
+  }): Promise<InvocationResult>;
   /** Makes matching AWS calls fail (test-environment fault injection); returns its removal. */
   inject(fault: Fault): () => void;
   /** See EventSources.redeliverAfter. */
@@ -210,6 +220,11 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       const machine = [...stepFunctions.machines.values()].find((m) => m.name.endsWith(`-${workflow}`));
       if (!machine) throw new Error(`rehearsal: the stack has no ${workflow} state machine`);
       return stepFunctions.startExecution({ stateMachine: machine.arn, input });
+    },
+    schedulerFires: (fire) => {
+      const target = fire.target ?? templateScheduleTargets(deployment).get(fire.schedule ?? '');
+      if (!target) throw new Error(`rehearsal: the template has no Scheduler schedule ${fire.schedule}`);
+      return invokeAsScheduler({ target, scheduledTime: fire.scheduledTime, iam, lambda });
     },
     inject: (fault) => gateway.inject(fault),
     redeliverAfter: (seconds) => sources.redeliverAfter(seconds),
