@@ -6,6 +6,8 @@
  * (`Phase`, `ReadyToUse`); optional keys are left out where Go's `omitempty` leaves them out.
  * Pure: never reads a clock.
  */
+import type { SnapshotCopyInfo } from './snapshot-copies.js';
+
 export type VolumeMethod = 'NativeSnapshot' | 'PodVolumeBackup' | 'CSISnapshot' | 'PodVolumeRestore';
 export type VolumeResult = 'succeeded' | 'failed';
 export type NativeSnapshotPhase = 'New' | 'InProgress' | 'Completed' | 'Failed';
@@ -74,6 +76,8 @@ export interface BackupVolumeInfo {
   readonly nativeSnapshotInfo?: NativeSnapshotInfo;
   readonly pvbInfo?: PodVolumeInfo;
   readonly pvInfo?: PVInfo;
+  /** Lifeboat (`copySnapshots`): the snapshot's copies in other accounts and regions. */
+  readonly snapshotCopies?: readonly SnapshotCopyInfo[];
 }
 
 export interface RestoreVolumeInfo {

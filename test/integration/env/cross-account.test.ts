@@ -11,10 +11,11 @@ import {
   CreateVolumeCommand,
   DescribeSnapshotsCommand,
   EC2Client,
+  type EC2ClientConfig,
   EC2ServiceException,
   ModifySnapshotAttributeCommand,
 } from '@aws-sdk/client-ec2';
-import { CreateGrantCommand, CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { CreateGrantCommand, CreateKeyCommand, KMSClient, type KMSClientConfig } from '@aws-sdk/client-kms';
 import { describe, expect, it } from 'vitest';
 import { assumedRoleCredentials } from '../../../shared/adapters/ebs-snapshot-blocks.js';
 import { awsConfig, testEnv } from '../support/env.js';
@@ -23,7 +24,7 @@ const SOURCE_REGION = 'us-east-1';
 const DR_REGION = 'us-west-2';
 
 /** Clients of the DR account (through its role) in a region. */
-function drConfig(region: string): ConstructorParameters<typeof EC2Client>[0] {
+function drConfig(region: string): EC2ClientConfig & KMSClientConfig {
   const env = testEnv();
   return {
     region,
