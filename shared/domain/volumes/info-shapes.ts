@@ -6,8 +6,6 @@
  * (`Phase`, `ReadyToUse`); optional keys are left out where Go's `omitempty` leaves them out.
  * Pure: never reads a clock.
  */
-import type { SnapshotCopyInfo } from './snapshot-copies.js';
-
 export type VolumeMethod = 'NativeSnapshot' | 'PodVolumeBackup' | 'CSISnapshot' | 'PodVolumeRestore';
 export type VolumeResult = 'succeeded' | 'failed';
 export type NativeSnapshotPhase = 'New' | 'InProgress' | 'Completed' | 'Failed';
@@ -57,6 +55,24 @@ export interface PVInfo {
   readonly reclaimPolicy: string;
   /** Go map without omitempty: null when the PV has no labels. */
   readonly labels: Readonly<Record<string, string>> | null;
+}
+
+export type CopyPhase = 'New' | 'InProgress' | 'Completed' | 'Failed';
+
+/** One copy of a volume's snapshot (Lifeboat's copySnapshots, snapshot-copies.ts), as volumes-info records it. */
+export interface SnapshotCopyInfo {
+  /** Absent when the copy stays in the backup's account. */
+  readonly account?: string;
+  readonly region: string;
+  /** The copy's snapshot id in the target; empty until CopySnapshot answered. */
+  readonly snapshotHandle: string;
+  /** The snapshot copied (the native snapshot, or the CSI snapshot's handle). */
+  readonly sourceSnapshotHandle: string;
+  readonly kmsKeyId?: string;
+  readonly startTimestamp?: string;
+  readonly completionTimestamp?: string;
+  readonly Phase: CopyPhase;
+  readonly error?: string;
 }
 
 export interface BackupVolumeInfo {

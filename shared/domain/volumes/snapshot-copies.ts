@@ -5,7 +5,9 @@
  * and the copy a restore picks for the account and region its volumes land in, or why it cannot
  * restore the volume there. Pure: never does I/O, never reads a clock.
  */
-import type { BackupVolumeInfo } from './info-shapes.js';
+import type { BackupVolumeInfo, SnapshotCopyInfo } from './info-shapes.js';
+
+export type { CopyPhase, SnapshotCopyInfo } from './info-shapes.js';
 
 /** One `copySnapshots` entry: where copies go, with which key, through which role. */
 export interface CopyTarget {
@@ -17,24 +19,6 @@ export interface CopyTarget {
   /** The role in the target account the copy is made through (needed with another account). */
   readonly roleArn?: string;
   readonly externalId?: string;
-}
-
-export type CopyPhase = 'New' | 'InProgress' | 'Completed' | 'Failed';
-
-/** One copy of a volume's snapshot, as volumes-info records it. */
-export interface SnapshotCopyInfo {
-  /** Absent when the copy stays in the backup's account. */
-  readonly account?: string;
-  readonly region: string;
-  /** The copy's snapshot id in the target; empty until CopySnapshot answered. */
-  readonly snapshotHandle: string;
-  /** The snapshot copied (the native snapshot, or the CSI snapshot's handle). */
-  readonly sourceSnapshotHandle: string;
-  readonly kmsKeyId?: string;
-  readonly startTimestamp?: string;
-  readonly completionTimestamp?: string;
-  readonly Phase: CopyPhase;
-  readonly error?: string;
 }
 
 /** Where a restore's volumes land: its own account and region, or the ones the request names. */
