@@ -15,6 +15,7 @@ import type { Cluster } from '../../shared/ports/cluster.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
+import type { SnapshotCopies } from '../../shared/ports/snapshot-copies.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import type { LocalDataMover } from './local-data-mover.js';
 import { LOCAL_CLAIM_LEASE_SECONDS, RunClaim } from './run-claim.js';
@@ -61,6 +62,8 @@ export interface LocalBackupOptions {
   readonly podExec?: PodExec;
   /** EC2 for native EBS snapshots of the cluster's PVs; unset: such snapshots fail, saying so. */
   readonly snapshotter?: Snapshotter;
+  /** Shares and copies snapshots for copySnapshots; unset: those copies fail, saying so. */
+  readonly snapshotCopies?: SnapshotCopies;
   /** CSI snapshots on the cluster; unset: through the cluster itself (a KubernetesCluster), false: none. */
   readonly csiSnapshots?: CsiSnapshots | false;
   /** The first wait between looks at volume operations (deployed: 10 s). */
@@ -93,6 +96,7 @@ type KubeConfig = KubernetesCluster['kubeConfig'];
 /** Snapshot clients for the volume steps and the workers (none given: such volumes fail, saying so). */
 export interface VolumeDeps {
   readonly snapshotter?: Snapshotter;
+  readonly snapshotCopies?: SnapshotCopies;
   readonly csiFor?: (cluster: string) => Promise<CsiSnapshots>;
 }
 
@@ -153,6 +157,7 @@ function volumeDepsOf(options: LocalBackupOptions): VolumeDeps {
           : undefined));
   return {
     ...(options.snapshotter ? { snapshotter: options.snapshotter } : {}),
+    ...(options.snapshotCopies ? { snapshotCopies: options.snapshotCopies } : {}),
     ...(csi ? { csiFor: async () => csi } : {}),
   };
 }

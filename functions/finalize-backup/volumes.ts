@@ -18,6 +18,7 @@ import type { LogEvent } from '../../shared/domain/storage/log.js';
 import { emptyResults, mergeResults, type Results, resultOf } from '../../shared/domain/storage/results.js';
 import { type BackupVolumeResults, backupVolumeResults } from '../../shared/domain/volumes/backup-results.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { copyFailureMessage, withSnapshotCopies } from '../volume-operations/snapshot-copies.js';
 import { readBlockVolumes, readVolumeProgress } from '../volume-operations/volume-operations.js';
 
 export interface FinalizedVolumes extends BackupVolumeResults {
@@ -176,5 +177,15 @@ export async function finalizedVolumes(options: {
   reportCsiCleanUps(report, operations);
   reportMovements(report, movements);
   reportVolumeSummary(report, volumes);
-  return { ...volumes, results: report.results, log: report.log };
+  const copies = progress?.copies ?? [];
+  for (const copy of copies.filter((c) => c.Phase === 'Failed')) {
+    const msg = copyFailureMessage(copy);
+    report.results = mergeResults(report.results, {
+      errors: resultOf({ scope: 'velero', message: msg }),
+      warnings: {},
+    });
+    report.log.push({ time: report.time, level: 'error', msg, fields: { backup: run.name } });
+  }
+  const volumeInfos = withSnapshotCopies(volumes.volumeInfos, copies);
+  return { ...volumes, volumeInfos, results: report.results, log: report.log };
 }

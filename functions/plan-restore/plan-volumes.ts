@@ -18,6 +18,7 @@ import { movedByLifeboat } from '../../shared/domain/volumes/data-movement.js';
 import type { BackupVolumeInfo } from '../../shared/domain/volumes/info-shapes.js';
 import { planVolumeRestore } from '../../shared/domain/volumes/restore.js';
 import type { VolumeRestorePlan } from '../../shared/domain/volumes/restore-plan.js';
+import type { VolumeHome } from '../../shared/domain/volumes/snapshot-copies.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
@@ -111,7 +112,7 @@ async function finishVolumePlan(
     ...(spec.restorePVs !== undefined ? { restorePVs: spec.restorePVs } : {}),
     ...(spec.namespaceMapping ? { namespaceMapping: spec.namespaceMapping } : {}),
     ...(spec.volumeAvailabilityZone ? { availabilityZone: spec.volumeAvailabilityZone } : {}),
-    ...(spec.volumeRegion || spec.volumeAccountRoleArn ? { elsewhere: true } : {}),
+    ...volumeHomeOf(spec),
     ...existing,
     names: {
       // Velero: `velero-clone-` and a UUID; derived here so a retried plan agrees with itself.
@@ -136,6 +137,23 @@ async function finishVolumePlan(
       object: s.object,
     })),
     plan: volumePlanOf({ decided, run, time: options.now().toISOString() }),
+  };
+}
+
+/**
+ * Where the restore's volumes land when the request sends them to another region or account:
+ * the region it names, the account of the role it names (else the backup's own). Native and CSI
+ * snapshots come back there only from their copies (copySnapshots).
+ */
+export function volumeHomeOf(spec: Pick<RestoreSpec, 'volumeRegion' | 'volumeAccountRoleArn'>): {
+  elsewhere?: true;
+  home?: VolumeHome;
+} {
+  if (!spec.volumeRegion && !spec.volumeAccountRoleArn) return {};
+  const account = /^arn:aws[a-z-]*:iam::(\d{12}):role\//.exec(spec.volumeAccountRoleArn ?? '')?.[1];
+  return {
+    elsewhere: true,
+    home: { ...(account ? { account } : {}), ...(spec.volumeRegion ? { region: spec.volumeRegion } : {}) },
   };
 }
 

@@ -89,5 +89,6 @@ export function volumeSettingsOf(request: BackupRequest, policy: ResourcePolicy 
     backupAnnotations: { ...(request.backup.metadata.annotations ?? {}) },
     csiSnapshotTimeoutSeconds: seconds(spec.csiSnapshotTimeout, DEFAULT_CSI_SNAPSHOT_TIMEOUT_MS),
     itemOperationTimeoutSeconds: seconds(spec.itemOperationTimeout, DEFAULT_ITEM_OPERATION_TIMEOUT_MS),
+    ...(spec.copySnapshots?.length ? { copySnapshots: spec.copySnapshots } : {}),
   };
 }

@@ -1,4 +1,5 @@
 /** Lambda entry of VolumeOperations. */
+import { EbsSnapshotCopies } from '../../shared/adapters/ebs-snapshot-copies.js';
 import { backupRun } from '../../shared/contracts/backup-run.js';
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
@@ -14,6 +15,8 @@ import {
 import { volumeOperations } from './volume-operations.js';
 
 const repository = dataMoverRepository();
+// copySnapshots: shares and copies from this account and region, into each target through its role.
+const snapshotCopies = new EbsSnapshotCopies({ sourceRegion: env.AWS_REGION });
 
 export const handler = lambdaHandler('VolumeOperations', async (event: unknown, signal) => {
   const input = volumeOperationsInput.parse(event);
@@ -25,6 +28,7 @@ export const handler = lambdaHandler('VolumeOperations', async (event: unknown, 
       store,
       clock,
       snapshotter: snapshotter(),
+      snapshotCopies,
       csiFor: csiSnapshotsOf,
       ...(repository ? { dataMover: { repository, region: env.AWS_REGION } } : {}),
       signal,

@@ -37,9 +37,11 @@ import {
 import type { Clock } from '../../shared/ports/clock.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { SnapshotCopies } from '../../shared/ports/snapshot-copies.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
 import { readVolumeSettings } from '../common/volume-settings.js';
 import { advanceMovements, type DataMoverAccess, gatherMovements } from './data-movements.js';
+import { advanceCopies, copySettled, gatherCopies } from './snapshot-copies.js';
 
 export interface VolumeOperationsDeps {
   readonly store: ObjectStore;
@@ -49,6 +51,8 @@ export interface VolumeOperationsDeps {
   readonly dataMover?: DataMoverAccess;
   /** CSI snapshots on the backed-up cluster, by its name; asked for only when CSI operations exist. */
   readonly csiFor?: (cluster: string) => Promise<CsiSnapshots>;
+  /** Shares and copies completed EBS snapshots into copySnapshots' targets; unset, those copies fail. */
+  readonly snapshotCopies?: SnapshotCopies;
   /** The first wait between looks (Velero polls operations every 10 s). */
   readonly pollSeconds?: number;
   /** At most this many operations are looked at in parallel. */
@@ -273,6 +277,7 @@ async function lookAtPending(
 /** Where the operations and movements stand after this call, and how long to wait before the next. */
 function outcomeOf(options: {
   entries: VolumeOperationsProgress['operations'];
+  copies: NonNullable<VolumeOperationsProgress['copies']>;
   movements: readonly DataMovement[];
   moveJobs: VolumeOperationsOutcome['moveJobs'];
   now: Date;
@@ -282,20 +287,23 @@ function outcomeOf(options: {
   const settled = entries.filter((e) => isSettled(e.status));
   const stillPending = entries.filter((e) => !isSettled(e.status));
   const moving = movements.filter((m) => m.state === 'Waiting' || m.state === 'Ready');
+  const copying = options.copies.filter((c) => !copySettled(c)).length;
   const oldest = Math.min(
     ...stillPending.map((e) => new Date(e.operation.createdAt).getTime()),
     now.getTime(),
   );
   return {
-    done: stillPending.length === 0 && moving.length === 0,
-    total: entries.length + movements.length,
+    done: stillPending.length === 0 && moving.length === 0 && copying === 0,
+    total: entries.length + movements.length + options.copies.length,
     completed:
       settled.filter((e) => e.status.phase === 'Completed').length +
-      movements.filter((m) => m.state === 'Completed').length,
+      movements.filter((m) => m.state === 'Completed').length +
+      options.copies.filter((c) => c.Phase === 'Completed').length,
     failed:
       settled.filter((e) => e.status.phase === 'Failed').length +
-      movements.filter((m) => m.state === 'Failed').length,
-    pending: stillPending.length + moving.length,
+      movements.filter((m) => m.state === 'Failed').length +
+      options.copies.filter((c) => c.Phase === 'Failed').length,
+    pending: stillPending.length + moving.length + copying,
     waitSeconds: nextPollSeconds({ waitedMs: now.getTime() - oldest, base: options.pollSeconds }),
     moveJobs: options.moveJobs,
   };
@@ -343,10 +351,20 @@ export async function volumeOperations(
     now,
     ...(signal ? { signal } : {}),
   });
-  progress = { ...progress, polls: progress.polls + 1, movements };
+  const copies = [...(progress.copies ?? [])];
+  gatherCopies({ entries, targets: settings.copySnapshots, copies });
+  await advanceCopies({
+    copies,
+    copier: deps.snapshotCopies,
+    backupName: run.name,
+    now,
+    timeoutMs: settings.itemOperationTimeoutSeconds * 1000,
+    signal,
+  });
+  progress = { ...progress, polls: progress.polls + 1, movements, ...(copies.length > 0 ? { copies } : {}) };
   await store.put(work.volumeOperations, JSON.stringify(progress), {
     contentType: 'application/json',
     ...(signal ? { signal } : {}),
   });
-  return outcomeOf({ entries, movements, moveJobs, now, pollSeconds: deps.pollSeconds ?? 10 });
+  return outcomeOf({ entries, copies, movements, moveJobs, now, pollSeconds: deps.pollSeconds ?? 10 });
 }

@@ -28,6 +28,7 @@ import {
 } from './kubernetes.js';
 import { recipeReference, validateRecipe } from './recipe.js';
 import { validateResourcePolicy } from './resource-policy.js';
+import { copySnapshots, copySnapshotsProblems } from './snapshot-copies.js';
 
 const execHook = z.strictObject({ ...execHookBase, timeout: timeout.optional() });
 
@@ -91,6 +92,11 @@ export const backupSpec = z.strictObject({
    * workflow orders the backup as groups of resources and named hooks (docs/recipes.md).
    */
   recipe: recipeReference.optional(),
+  /**
+   * Lifeboat, beyond Velero: copies of every native EBS and EBS CSI snapshot in other accounts
+   * and regions, for disaster recovery (docs/disaster-recovery.md).
+   */
+  copySnapshots: copySnapshots.optional(),
 });
 
 export type BackupSpec = z.infer<typeof backupSpec>;
@@ -144,6 +150,7 @@ function crossFieldProblems(spec: BackupSpec): FieldProblem[] {
   }
   problems.push(...resourcePolicyProblems(spec));
   problems.push(...recipeProblems(spec));
+  problems.push(...copySnapshotsProblems(spec.copySnapshots, 'backup.spec.copySnapshots'));
   return problems;
 }
 

@@ -6,9 +6,11 @@
  * state's input and output. Parsed wherever it is
  * read back from the object store; never holds object contents beyond names, labels and ids.
  */
+
 import { z } from 'zod';
 import { dataMoverJob } from './data-mover-job.js';
 import { resourcePolicySchema } from './resource-policy.js';
+import { copySnapshotTarget } from './snapshot-copies.js';
 
 /** What ValidateBackup resolves once for every worker and for VolumeOperations. */
 export const volumeSettings = z.strictObject({
@@ -25,6 +27,8 @@ export const volumeSettings = z.strictObject({
   backupAnnotations: z.record(z.string(), z.string()),
   csiSnapshotTimeoutSeconds: z.number().int().positive(),
   itemOperationTimeoutSeconds: z.number().int().positive(),
+  /** Lifeboat's copySnapshots: where each completed EBS snapshot is copied. */
+  copySnapshots: z.array(copySnapshotTarget).optional(),
 });
 export type VolumeSettings = z.infer<typeof volumeSettings>;
 
@@ -186,6 +190,18 @@ export const dataMovement = z.strictObject({
 export type DataMovement = z.infer<typeof dataMovement>;
 
 /** VolumeOperations' record of every operation and where it stands; rewritten on each poll. */
+/** One snapshot's copy to one target, as VolumeOperations follows it. */
+export const snapshotCopy = z.strictObject({
+  target: copySnapshotTarget,
+  sourceSnapshotHandle: z.string(),
+  snapshotHandle: z.string(),
+  Phase: z.enum(['New', 'InProgress', 'Completed', 'Failed']),
+  startTimestamp: z.string().optional(),
+  completionTimestamp: z.string().optional(),
+  error: z.string().optional(),
+});
+export type SnapshotCopy = z.infer<typeof snapshotCopy>;
+
 export const volumeOperationsProgress = z.strictObject({
   attempt: z.string(),
   polls: z.number().int().nonnegative(),
@@ -204,6 +220,8 @@ export const volumeOperationsProgress = z.strictObject({
   ),
   /** Data movements, gathered with the operations (fs-backup ones have no operation). */
   movements: z.array(dataMovement).optional(),
+  /** Copies of completed EBS snapshots (copySnapshots), started as their snapshots complete. */
+  copies: z.array(snapshotCopy).optional(),
 });
 export type VolumeOperationsProgress = z.infer<typeof volumeOperationsProgress>;
 

@@ -58,6 +58,19 @@ const pvbInfo = z.object({
   Phase: z.string().catch(''),
 });
 
+/** Lifeboat's record of a snapshot's copy (`copySnapshots`); an unreadable one reads as failed. */
+const snapshotCopyInfo = z.object({
+  account: z.string().optional().catch(undefined),
+  region: z.string().catch(''),
+  snapshotHandle: z.string().catch(''),
+  sourceSnapshotHandle: z.string().catch(''),
+  kmsKeyId: z.string().optional().catch(undefined),
+  startTimestamp: z.string().optional().catch(undefined),
+  completionTimestamp: z.string().optional().catch(undefined),
+  Phase: z.enum(['New', 'InProgress', 'Completed', 'Failed']).catch('Failed'),
+  error: z.string().optional().catch(undefined),
+});
+
 /**
  * One entry of `<backup>-volumeinfo.json.gz` as a restore reads it (Velero BackupVolumeInfo).
  * Lenient where Velero is: a field of the wrong type reads as its zero value, never fails the
@@ -78,6 +91,7 @@ export const backupVolumeInfoRecord = z.object({
   snapshotDataMovementInfo: snapshotDataMovementInfo.optional().catch(undefined),
   pvbInfo: pvbInfo.optional().catch(undefined),
   pvInfo: pvInfo.optional().catch(undefined),
+  snapshotCopies: z.array(snapshotCopyInfo).optional().catch(undefined),
 });
 export const backupVolumeInfos = z.array(backupVolumeInfoRecord);
 

@@ -57,6 +57,24 @@ export interface PVInfo {
   readonly labels: Readonly<Record<string, string>> | null;
 }
 
+export type CopyPhase = 'New' | 'InProgress' | 'Completed' | 'Failed';
+
+/** One copy of a volume's snapshot (Lifeboat's copySnapshots, snapshot-copies.ts), as volumes-info records it. */
+export interface SnapshotCopyInfo {
+  /** Absent when the copy stays in the backup's account. */
+  readonly account?: string;
+  readonly region: string;
+  /** The copy's snapshot id in the target; empty until CopySnapshot answered. */
+  readonly snapshotHandle: string;
+  /** The snapshot copied (the native snapshot, or the CSI snapshot's handle). */
+  readonly sourceSnapshotHandle: string;
+  readonly kmsKeyId?: string;
+  readonly startTimestamp?: string;
+  readonly completionTimestamp?: string;
+  readonly Phase: CopyPhase;
+  readonly error?: string;
+}
+
 export interface BackupVolumeInfo {
   readonly pvcName?: string;
   readonly pvcNamespace?: string;
@@ -74,6 +92,8 @@ export interface BackupVolumeInfo {
   readonly nativeSnapshotInfo?: NativeSnapshotInfo;
   readonly pvbInfo?: PodVolumeInfo;
   readonly pvInfo?: PVInfo;
+  /** Lifeboat (`copySnapshots`): the snapshot's copies in other accounts and regions. */
+  readonly snapshotCopies?: readonly SnapshotCopyInfo[];
 }
 
 export interface RestoreVolumeInfo {

@@ -8,6 +8,7 @@ import { availabilityZoneOf, ebsVolumeIdOf } from './ebs-volume.js';
 import type { BackupVolumeInfo } from './info-shapes.js';
 import { filesOf, podVolumeWarningOf } from './restore-claims.js';
 import type { PersistentVolumeAction, PvRestoreFacts } from './restore-plan.js';
+import { snapshotCopyFor, type VolumeHome } from './snapshot-copies.js';
 
 type Json = Record<string, unknown>;
 
@@ -42,19 +43,20 @@ export function persistentVolumeAction(options: {
   cloneName: () => string;
   /** The request sends restored volumes to another region or account (volumeRegion, volumeAccountRoleArn). */
   elsewhere?: boolean;
+  /** Where they land then: a native snapshot comes back there only from its copy (copySnapshots). */
+  home?: VolumeHome;
 }): PersistentVolumeAction {
   const { pv, info } = options;
   if (!info) return { action: 'restore', reason: 'the backup has no volume info for it' };
   if (info.snapshotDataMoved) return movedDataAction({ ...options, info });
   switch (info.backupMethod) {
-    case 'NativeSnapshot':
-      if (options.elsewhere)
-        return {
-          action: 'fail',
-          reason:
-            'a native snapshot is restored only in its own account and region: volumeRegion and volumeAccountRoleArn apply to volumes whose data was moved to the repository (snapshotMoveData)',
-        };
-      return nativeSnapshotAction({ ...options, info });
+    case 'NativeSnapshot': {
+      if (!options.elsewhere) return nativeSnapshotAction({ ...options, info });
+      // A snapshot cannot leave its account and region: only its copy there can be used.
+      const copy = snapshotCopyFor(info, options.home ?? {});
+      if ('reason' in copy) return { action: 'fail', reason: copy.reason };
+      return nativeSnapshotAction({ ...options, info, snapshotHandle: copy.snapshotHandle });
+    }
     case 'PodVolumeBackup':
       // Velero: the PVC is re-provisioned and its pod volume restore fills it.
       return filesOf(info)
@@ -158,7 +160,9 @@ function movedDataAction(options: VolumeActionOptions): PersistentVolumeAction {
   };
 }
 
-function nativeSnapshotAction(options: VolumeActionOptions): PersistentVolumeAction {
+function nativeSnapshotAction(
+  options: VolumeActionOptions & { snapshotHandle?: string },
+): PersistentVolumeAction {
   const { pv, info } = options;
   const placed = placement({ ...options, notRestored: 'no volume is created from its snapshot' });
   if ('settled' in placed) return placed.settled;
@@ -176,7 +180,7 @@ function nativeSnapshotAction(options: VolumeActionOptions): PersistentVolumeAct
   return {
     action: 'from-snapshot',
     source: {
-      snapshotHandle: snapshot.snapshotHandle,
+      snapshotHandle: options.snapshotHandle ?? snapshot.snapshotHandle,
       volumeType: snapshot.volumeType,
       ...(iops > 0 ? { iops } : {}),
       availabilityZone: zone,

@@ -16,6 +16,8 @@ import {
 } from './restore-objects.js';
 import type { PersistentVolumeAction, VolumeNote, VolumeRestorePlan } from './restore-plan.js';
 
+import { snapshotCopyFor, type VolumeHome } from './snapshot-copies.js';
+
 type Json = Record<string, unknown>;
 
 const record = (v: unknown): Json =>
@@ -64,6 +66,9 @@ export interface ClaimRestoreInput {
   readonly action: PersistentVolumeAction | undefined;
   readonly options: {
     restorePVs?: boolean | null;
+    /** The restore's volumes land in another account or region (`home`): CSI snapshots need their copy there. */
+    elsewhere?: boolean;
+    home?: VolumeHome;
     existingPvcs: ReadonlySet<string>;
     names: { snapshot: (pvc: { namespace: string; name: string }) => string };
   };
@@ -72,8 +77,11 @@ export interface ClaimRestoreInput {
   readonly target: (namespace: string) => string;
 }
 
-/** The PVC as restored; its notes, snapshots, re-provisioned volume and restore info go into the plan. */
-export function claimForRestore(input: ClaimRestoreInput): Json {
+/**
+ * The PVC as restored (none when it cannot be); its notes, snapshots, re-provisioned volume and
+ * restore info go into the plan.
+ */
+export function claimForRestore(input: ClaimRestoreInput): Json | undefined {
   const claim = claimRestoreOf(input);
   if (input.info.backupMethod === 'CSISnapshot' && !movedByLifeboat(input.info))
     return csiSnapshotClaim(claim);
@@ -118,7 +126,7 @@ function claimRestoreOf(input: ClaimRestoreInput): ClaimRestore {
 }
 
 /** Velero's CSI PVC restore item action: the PVC fills from a pre-provisioned VolumeSnapshot. */
-function csiSnapshotClaim(claim: ClaimRestore): Json {
+function csiSnapshotClaim(claim: ClaimRestore): Json | undefined {
   const { pvc, info, options } = claim.input;
   // Velero's CSI PVC action leaves an existing PVC alone.
   if (claim.exists) return pvc;
@@ -141,7 +149,14 @@ function csiSnapshotClaim(claim: ClaimRestore): Json {
     claim.provisioned();
     return emptyClaim(pvc);
   }
-  const name = preProvisionedSnapshot(claim, csi);
+  const copy = options.elsewhere ? snapshotCopyFor(info, options.home ?? {}) : undefined;
+  if (copy && 'reason' in copy) {
+    // Lifeboat: a snapshot cannot leave its account and region; the PVC would never bind.
+    claim.note('error', `PersistentVolumeClaim ${claim.input.source.name} is not restored: ${copy.reason}`);
+    claim.input.recorded.add(info);
+    return undefined;
+  }
+  const name = preProvisionedSnapshot(claim, copy ? { ...csi, snapshotHandle: copy.snapshotHandle } : csi);
   claim.note('info', `Restoring the PVC from VolumeSnapshot ${name}`);
   claim.provisioned();
   return claimFromSnapshot(pvc, { volumeSnapshotName: name, sizeBytes: csi.size });

@@ -27,6 +27,7 @@ import type {
   VolumeNote,
   VolumeRestorePlan,
 } from './restore-plan.js';
+import type { VolumeHome } from './snapshot-copies.js';
 
 type Json = Record<string, unknown>;
 
@@ -46,6 +47,8 @@ export interface VolumeRestoreRequest {
   readonly availabilityZone?: string;
   /** The request sends restored volumes to another region or account. */
   readonly elsewhere?: boolean;
+  /** Where restored volumes land when elsewhere: native and CSI snapshots come back from their copies there. */
+  readonly home?: VolumeHome;
   /** PV names that exist in the target cluster. */
   readonly existingPvs: ReadonlySet<string>;
   /** `namespace/name` of PVCs that exist in the target cluster (target namespaces). */
@@ -141,6 +144,7 @@ function planPersistentVolume(planning: Planning, pv: Json): void {
     exists: request.existingPvs.has(facts.name),
     ...(request.availabilityZone ? { availabilityZone: request.availabilityZone } : {}),
     ...(request.elsewhere ? { elsewhere: true } : {}),
+    ...(request.home ? { home: request.home } : {}),
     cloneName: () => request.names.clone(facts.name),
   });
   planning.actions.set(facts.name, action);
@@ -214,18 +218,17 @@ function planClaim(planning: Planning, pvc: Json): BackupVolumeInfo | undefined 
     planning.plan.pvcs.push(pvc);
     return undefined;
   }
-  planning.plan.pvcs.push(
-    claimForRestore({
-      pvc,
-      source,
-      info,
-      action: planning.actions.get(volumeName),
-      options: planning.request,
-      plan: planning.plan,
-      recorded: planning.recorded,
-      target: planning.target,
-    }),
-  );
+  const restored = claimForRestore({
+    pvc,
+    source,
+    info,
+    action: planning.actions.get(volumeName),
+    options: planning.request,
+    plan: planning.plan,
+    recorded: planning.recorded,
+    target: planning.target,
+  });
+  if (restored) planning.plan.pvcs.push(restored);
   return info;
 }
 

@@ -35,6 +35,11 @@ def apply_fixes() -> None:
 
     ebs_direct.apply()
 
+    # Snapshot sharing (createVolumePermission) and KMS grants across accounts: see cross_account.py.
+    import cross_account
+
+    cross_account.apply()
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="moto server for Lifeboat tests")

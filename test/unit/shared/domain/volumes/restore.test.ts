@@ -683,16 +683,21 @@ describe('a volume whose data the data mover moved', () => {
     });
   });
 
-  it('leaves native snapshots to their own account and region when the request sends volumes elsewhere', () => {
+  it('fails a native snapshot without a copy where the request sends volumes, saying so', () => {
     expect(
       persistentVolumeAction({
         pv: ebsPv,
         info: native(),
         exists: false,
         elsewhere: true,
+        home: { account: '210987654321', region: 'us-west-2' },
         cloneName: () => 'x',
       }),
-    ).toMatchObject({ action: 'fail', reason: expect.stringMatching(/^a native snapshot is restored only/) });
+    ).toEqual({
+      action: 'fail',
+      reason:
+        "its native snapshot snap-1 stays in the backup's account and region, and the backup has no copy in account 210987654321 region us-west-2 (copySnapshots)",
+    });
   });
 
   it('is planned with its PV waiting and its PVC bound to it, CSI or native', () => {
