@@ -3,7 +3,8 @@
  * directory store, the workflows run by the local server's orchestrator: a schedule every minute
  * makes backups named and labelled as Velero names them; a firing while the previous backup runs
  * is skipped and recorded; `gc --dry-run` predicts exactly what GC then deletes (expired by TTL,
- * not kept by keep-last), and what it keeps stays.
+ * not kept by keep-last), the native snapshots of the deleted backups with them (in moto), and
+ * what it keeps stays.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ import { readBackupDocument } from '../../../shared/adapters/stored-file-reader.
 import type { Clock } from '../../../shared/ports/clock.js';
 import type { ScheduleTimer } from '../../../shared/ports/scheduler.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
+import { snapshotsOfBackup, useVolumeFixtures } from '../support/volumes.js';
 
 class SteppedClock implements Clock {
   constructor(private at: number) {}
@@ -43,6 +45,7 @@ describe('schedules on the local server', () => {
   let executions: LocalExecutions;
   let namespace: string;
   const puts: string[] = [];
+  const fixtures = useVolumeFixtures();
   const timer: ScheduleTimer = {
     put: async ({ name, expressions, enabled }) => {
       puts.push(`${name} ${expressions.map((e) => e.expression).join('|')} ${enabled}`);
@@ -50,7 +53,16 @@ describe('schedules on the local server', () => {
     remove: async () => undefined,
   };
 
+  const savedEnv = { ...process.env };
+
   beforeAll(async () => {
+    // EC2 (moto) as the server finds it: from its environment.
+    const aws = testEnv().aws;
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL: aws.endpoint,
+      AWS_ACCESS_KEY_ID: 'testing',
+      AWS_SECRET_ACCESS_KEY: 'testing',
+    });
     root = await mkdtemp(join(tmpdir(), 'lifeboat-schedules-'));
     store = new LocalDirectoryStore(join(root, 'store'));
     const served = new Map([['source', { path: testEnv().clusters.source.kubeconfig }]]);
@@ -58,7 +70,10 @@ describe('schedules on the local server', () => {
       await localRunners({
         store,
         clusterNamed: clusterReacher(served),
-        values: { 'repository-key-file': join(root, 'repository.key') },
+        values: {
+          'repository-key-file': join(root, 'repository.key'),
+          'snapshot-region': testEnv().aws.region,
+        },
       }),
     );
     namespace = uniqueName('sched');
@@ -68,10 +83,19 @@ describe('schedules on the local server', () => {
       namespace,
       body: { metadata: { name: 'settings' }, data: { a: '1' } },
     });
+    // An EBS volume in moto: every scheduled backup snapshots it natively.
+    const zone = `${testEnv().aws.region}a`;
+    const volume = await fixtures.ebsVolume({ zone });
+    await fixtures.claimWithVolume({
+      namespace,
+      claim: 'logs',
+      source: { awsElasticBlockStore: { volumeID: `aws://${zone}/${volume}`, fsType: 'ext4' } },
+    });
   });
 
   afterAll(async () => {
     await executions?.settled();
+    process.env = savedEnv;
     await kubeConfigFor(testEnv().clusters.source)
       .makeApiClient(CoreV1Api)
       .deleteNamespace({ name: namespace })
@@ -152,6 +176,7 @@ describe('schedules on the local server', () => {
 
     // Act: GC a day later, dry run first.
     const kept = await storedBackupNames(store);
+    for (const name of kept) expect((await snapshotsOfBackup(name)).length, name).toBe(1);
     clock.set(Date.now() + 24 * 60 * MINUTE);
     const predicted = await collectGarbage({ dryRun: true }, deps);
     expect(await storedBackupNames(store)).toEqual(kept);
@@ -170,5 +195,9 @@ describe('schedules on the local server', () => {
     ]);
     expect(await storedBackupNames(store)).toEqual(kept.filter((n) => !expected.includes(n)).sort());
     expect((await collectGarbage({ dryRun: true }, deps)).deleted).toEqual([]);
+    // The deleted backups' snapshots are gone from moto; each kept backup keeps its own.
+    for (const name of expected) expect(await snapshotsOfBackup(name), name).toEqual([]);
+    for (const name of await storedBackupNames(store))
+      expect((await snapshotsOfBackup(name)).length, name).toBe(1);
   });
 });
