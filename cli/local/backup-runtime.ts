@@ -106,11 +106,11 @@ class ItemBlockWorkers {
       concurrency: options.workers ?? 4,
       maxReceiveCount: options.maxReceiveCount ?? 3,
       consume: options.wrapWorker ? options.wrapWorker(worker) : worker,
-      deadLetter: async (body) => {
+      deadLetter: async (body, lastError) => {
         // Only the first line is needed to name the items (see the dead-letter handler).
         const parsed = safeParseItemBlockHeader(body);
         if (!parsed.success) throw parsed.error;
-        await recordDeadLetter(parsed.data, { store, callbacks, clock });
+        await recordDeadLetter(parsed.data, { store, callbacks, clock, lastError });
       },
       // Neither backed up nor recorded as a dead letter (a full disk): the wait fails now,
       // rather than after the ItemBlocks' timeout.

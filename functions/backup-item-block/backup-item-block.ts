@@ -134,7 +134,14 @@ async function writeResult(options: {
  * A message that failed every delivery lands in the dead-letter queue: its items are recorded
  * as errors by name, so the backup ends PartiallyFailed instead of waiting forever.
  */
-export async function recordDeadLetter(message: ItemBlockHeader, deps: ResultDeps): Promise<MessageResult> {
+export async function recordDeadLetter(
+  message: ItemBlockHeader,
+  deps: ResultDeps & {
+    /** The last delivery's error, where the queue knows it (the local runtime's; SQS does not). */
+    readonly lastError?: unknown;
+  },
+): Promise<MessageResult> {
+  const last = deps.lastError === undefined ? '' : ` (last error: ${errorText(deps.lastError)})`;
   let results: Results = emptyResults;
   const log: LogEvent[] = [];
   for (const block of message.blocks) {
@@ -144,7 +151,7 @@ export async function recordDeadLetter(message: ItemBlockHeader, deps: ResultDep
             .map(({ ref: r }) => `${r.resource}/${r.namespace ? `${r.namespace}/` : ''}${r.name}`)
             .join(', ')
         : `the items stored at ${block.itemsKey}`;
-    const msg = `ItemBlock ${block.id} could not be backed up after repeated attempts: ${described}`;
+    const msg = `ItemBlock ${block.id} could not be backed up after repeated attempts: ${described}${last}`;
     results = mergeResults(results, { errors: resultOf({ scope: 'velero', message: msg }), warnings: {} });
     log.push({
       time: deps.clock.now().toISOString(),
@@ -164,4 +171,10 @@ export async function recordDeadLetter(message: ItemBlockHeader, deps: ResultDep
   };
   await writeResult({ message, result, deps, onlyIfAbsent: true });
   return result;
+}
+
+/** An error as one line: its name and message, never a stack. */
+function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error).split('\n')[0] ?? '';
+  return `${error.name}: ${error.message.split('\n')[0] ?? ''}`;
 }

@@ -101,6 +101,8 @@ describe('backups under faults', () => {
       errors: { velero: string[] };
     };
     const text = results.errors.velero.join('\n');
+    // The local queue knows why the last delivery failed, and says so.
+    expect(text).toContain('(last error: Error: poison)');
     for (const item of poisoned)
       expect(text).toContain(
         item
