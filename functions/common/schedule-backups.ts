@@ -5,10 +5,9 @@
  */
 import { readBackupDocument } from '../../shared/adapters/stored-file-reader.js';
 import { StoredFileUnreadable } from '../../shared/domain/errors.js';
+import { SCHEDULE_NAME_LABEL } from '../../shared/domain/schedules/naming.js';
 import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-
-export const SCHEDULE_LABEL = 'velero.io/schedule-name';
 
 /** The latest Completed backup of the schedule, by start time; undefined when it has none. */
 export async function latestBackupOfSchedule(
@@ -25,7 +24,8 @@ export async function latestBackupOfSchedule(
       if (error instanceof StoredFileUnreadable) return undefined;
       throw error;
     });
-    if (doc?.metadata.labels?.[SCHEDULE_LABEL] !== schedule || doc.status.phase !== 'Completed') continue;
+    if (doc?.metadata.labels?.[SCHEDULE_NAME_LABEL] !== schedule || doc.status.phase !== 'Completed')
+      continue;
     if (!latest || doc.status.startTimestamp > latest.status.startTimestamp) latest = doc;
   }
   return latest;

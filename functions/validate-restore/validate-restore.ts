@@ -24,6 +24,7 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { claimName, nameTaken } from '../common/name-claim.js';
 import { type ResolvedRecipe, resolveRecipeReference } from '../common/recipe-reference.js';
+import { latestBackupOfSchedule } from '../common/schedule-backups.js';
 import { settleAbandonedRestore } from '../record-restore-failure/abandoned-restore.js';
 import { movedVolumeKeyProblems } from './moved-volume-key.js';
 import { type ClusterReader, resolveResourceModifiers } from './resource-modifiers.js';
@@ -41,27 +42,6 @@ export interface ValidateRestoreDeps {
 
 const rejected = rejectedRequest;
 
-/**
- * Velero: a schedule's latest Completed backup, by the `velero.io/schedule-name` label. A backup
- * whose `velero-backup.json` cannot be read is not one of them (it is refused by name when asked).
- */
-async function latestOfSchedule(store: ObjectStore, schedule: string): Promise<string | undefined> {
-  const names = (await store.list('backups/'))
-    .filter((k) => k.endsWith('/velero-backup.json'))
-    .map((k) => k.slice('backups/'.length, -'/velero-backup.json'.length));
-  let latest: BackupDocument | undefined;
-  for (const name of names) {
-    const doc = await readBackupDocument(store, name).catch((error: unknown) => {
-      if (error instanceof StoredFileUnreadable) return undefined;
-      throw error;
-    });
-    if (doc?.metadata.labels?.['velero.io/schedule-name'] !== schedule || doc.status.phase !== 'Completed')
-      continue;
-    if (!latest || doc.status.startTimestamp > latest.status.startTimestamp) latest = doc;
-  }
-  return latest?.metadata.name;
-}
-
 export async function validateRestore(
   input: { request: unknown; runId: string },
   deps: ValidateRestoreDeps,
@@ -73,7 +53,9 @@ export async function validateRestore(
 
   const backupName =
     spec.backupName ??
-    (spec.scheduleName ? await latestOfSchedule(deps.store, spec.scheduleName) : undefined);
+    (spec.scheduleName
+      ? (await latestBackupOfSchedule(deps.store, spec.scheduleName))?.metadata.name
+      : undefined);
   if (!backupName) {
     return rejected([
       {
