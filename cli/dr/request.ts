@@ -3,21 +3,12 @@
  * error naming its flag. The drill's name defaults to `<backup or schedule>-drill-YYYYMMDDhhmmss`.
  */
 import { validateDrillRequest } from '../../shared/contracts/drill.js';
-import { csv, type FlagValues, UsageError } from '../flags.js';
+import { type FlagValues, UsageError } from '../flags.js';
 import { refuseProblems } from '../request-check.js';
+import { namespaceMapping } from '../restore/request.js';
 import type { drDrillFlags } from './flags.js';
 
 type DrillFlags = FlagValues<typeof drDrillFlags>;
-
-function namespaceMapping(text: string | undefined): Record<string, string> | undefined {
-  const pairs = csv(text)?.map((m) => {
-    const [from, to, ...rest] = m.split(':');
-    if (!from || !to || rest.length > 0)
-      throw new UsageError(`--namespace-mappings: "${m}" is not source:target`);
-    return [from, to] as const;
-  });
-  return pairs ? Object.fromEntries(pairs) : undefined;
-}
 
 export function defaultDrillName(values: DrillFlags, now: Date): string {
   const stamp = now.toISOString().replace(/[-:T]/g, '').slice(0, 14);

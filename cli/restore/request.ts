@@ -9,8 +9,8 @@ import type { restoreCreateFlags } from './flags.js';
 
 type CreateFlags = FlagValues<typeof restoreCreateFlags>;
 
-/** `--namespace-mappings a:b,c:d`. */
-function namespaceMapping(text: string | undefined): Record<string, string> | undefined {
+/** `--namespace-mappings a:b,c:d` (also `dr drill`'s). */
+export function namespaceMapping(text: string | undefined): Record<string, string> | undefined {
   const pairs = csv(text)?.map((m) => {
     const [from, to, ...rest] = m.split(':');
     if (!from || !to || rest.length > 0)
