@@ -129,7 +129,8 @@ export class EcsTasks {
     const out = join(assembly.dir, `image-${key}`);
     if (!existsSync(join(out, 'main.mjs'))) {
       await mkdir(out, { recursive: true });
-      const command = recipe.build.replace(/\/out\//g, `${out}/`);
+      // The image's build output (`/out/…`, `--outdir=/out`) goes to the rehearsal's directory.
+      const command = recipe.build.replace(/(?<=[=\s])\/out(?=\/|\s|$)/g, out);
       const result = await runProcess({
         command: 'sh',
         args: ['-c', command],
