@@ -82,8 +82,8 @@ const NAME = { name: 'NAME', required: true } as const;
 export const VERBS: readonly Verb[] = [
   verb({
     words: ['backup', 'create'],
-    operand: NAME,
-    summary: "back up a cluster's items (and volumes) into the backup directory",
+    operand: { name: 'NAME', required: false },
+    summary: "back up a cluster's items (and volumes) into the backup directory (or now from a schedule)",
     flags: backupCreateFlags,
     load: async () => (await import('./backup/create.js')).createBackup,
     remote: async () => (await import('./remote/backup-create.js')).remoteCreateBackup,
