@@ -82,8 +82,8 @@ const NAME = { name: 'NAME', required: true } as const;
 export const VERBS: readonly Verb[] = [
   verb({
     words: ['backup', 'create'],
-    operand: NAME,
-    summary: "back up a cluster's items (and volumes) into the backup directory",
+    operand: { name: 'NAME', required: false },
+    summary: "back up a cluster's items (and volumes) into the backup directory (or now from a schedule)",
     flags: backupCreateFlags,
     load: async () => (await import('./backup/create.js')).createBackup,
     remote: async () => (await import('./remote/backup-create.js')).remoteCreateBackup,
@@ -174,6 +174,7 @@ export const VERBS: readonly Verb[] = [
     summary: 'create a schedule: backups of the template at cron times, kept by TTL and retention',
     flags: scheduleCreateFlags,
     load: async () => (await import('./schedule/local.js')).createScheduleCommand,
+    remote: async () => (await import('./remote/schedule-verbs.js')).remoteCreateSchedule,
   }),
   verb({
     words: ['schedule', 'get'],
@@ -181,6 +182,7 @@ export const VERBS: readonly Verb[] = [
     summary: 'list the schedules (or the one named)',
     flags: scheduleGetFlags,
     load: async () => (await import('./schedule/local.js')).getSchedulesCommand,
+    remote: async () => (await import('./remote/schedule-verbs.js')).remoteGetSchedules,
   }),
   verb({
     words: ['schedule', 'describe'],
@@ -188,6 +190,7 @@ export const VERBS: readonly Verb[] = [
     summary: 'print a schedule with its status',
     flags: scheduleGetFlags,
     load: async () => (await import('./schedule/local.js')).describeScheduleCommand,
+    remote: async () => (await import('./remote/schedule-verbs.js')).remoteDescribeSchedule,
   }),
   verb({
     words: ['schedule', 'pause'],
@@ -195,6 +198,7 @@ export const VERBS: readonly Verb[] = [
     summary: 'stop a schedule from firing',
     flags: scheduleChangeFlags,
     load: async () => (await import('./schedule/local.js')).pauseScheduleCommand,
+    remote: async () => (await import('./remote/schedule-verbs.js')).remotePauseSchedule,
   }),
   verb({
     words: ['schedule', 'unpause'],
@@ -202,6 +206,7 @@ export const VERBS: readonly Verb[] = [
     summary: 'let a paused schedule fire again',
     flags: scheduleChangeFlags,
     load: async () => (await import('./schedule/local.js')).unpauseScheduleCommand,
+    remote: async () => (await import('./remote/schedule-verbs.js')).remoteUnpauseSchedule,
   }),
   verb({
     words: ['schedule', 'delete'],
@@ -209,12 +214,14 @@ export const VERBS: readonly Verb[] = [
     summary: 'delete a schedule (its backups stay until they expire)',
     flags: scheduleDeleteFlags,
     load: async () => (await import('./schedule/local.js')).deleteScheduleCommand,
+    remote: async () => (await import('./remote/schedule-verbs.js')).remoteDeleteSchedule,
   }),
   verb({
     words: ['gc'],
     summary: 'delete the backups that expired or that no retention keeps (--dry-run: show them)',
     flags: gcFlags,
     load: async () => (await import('./schedule/gc.js')).collectGarbageCommand,
+    remote: async () => (await import('./remote/schedule-verbs.js')).remoteCollectGarbage,
   }),
   verb({
     words: ['events'],

@@ -6,10 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readBackup } from '../../functions/common/stored-records.js';
+import { readSchedule } from '../../functions/schedules/schedules.js';
 import { validateBackupRequest } from '../../shared/contracts/backup-request.js';
 import { reachableCluster } from '../cluster.js';
 import { DEFAULT_DIR } from '../common-flags.js';
 import { executionFailure } from '../execution-failure.js';
+import { UsageError } from '../flags.js';
 import { type ProgressEvent, runLocalBackup } from '../local/backup-runtime.js';
 import { endOf, publishLocalOutcome } from '../local/events.js';
 import { localRepository, repositoryKeyFile } from '../local/local-data-mover.js';
@@ -19,6 +21,7 @@ import { snapshotRegion, snapshotterOf } from '../snapshots.js';
 import { localStore } from '../store.js';
 import type { VerbCall } from '../verb-call.js';
 import type { backupCreateFlags } from './flags.js';
+import { backupNowFromSchedule, fromScheduleOf } from './from-schedule.js';
 import { backupRequest } from './request.js';
 
 function progressPrinter(out: NodeJS.WriteStream): (event: ProgressEvent) => void {
@@ -54,15 +57,38 @@ interface BackupOutcome {
   readonly warnings: number;
 }
 
+/** The request: from the flags, or (--from-schedule) from the stored Schedule's template. */
+async function requestOf({ name, values }: Pick<VerbCall<typeof backupCreateFlags>, 'name' | 'values'>) {
+  const schedule = fromScheduleOf({ name, values });
+  if (schedule === undefined) return backupRequest({ name: name ?? '', values });
+  const stored = await readSchedule(schedule, { store: await localStore(values, { mustExist: true }) });
+  if (!stored) throw new UsageError(`--from-schedule: there is no schedule "${schedule}" in the directory`);
+  return backupNowFromSchedule(stored, new Date());
+}
+
 export async function createBackup({
-  name = '',
+  name,
   values,
   io,
 }: VerbCall<typeof backupCreateFlags>): Promise<number> {
   const form = outputForm(values.output);
-  const request = backupRequest({ name, values });
+  const request = await requestOf({ name, values });
+  return runBackup({ request, values, io, form });
+}
+
+async function runBackup(options: {
+  readonly request: unknown;
+  readonly values: VerbCall<typeof backupCreateFlags>['values'];
+  readonly io: VerbCall<typeof backupCreateFlags>['io'];
+  readonly form: ReturnType<typeof outputForm>;
+}): Promise<number> {
+  const { request, values, io, form } = options;
   const checked = validateBackupRequest(request);
-  if (!checked.ok) refuseProblems(checked.problems);
+  if (!checked.ok) {
+    refuseProblems(checked.problems);
+    return 2;
+  }
+  const name = checked.value.backup.metadata.name;
   const store = await localStore(values, { mustExist: false });
   const cluster = await reachableCluster(values);
   io.err.write(`Backup request "${name}" submitted (local, writing to ${store.location}).\n`);

@@ -65,6 +65,11 @@ export const backupCreateFlags = {
     value: 'NAME',
     help: "Lifeboat: the cluster's name in the request (default local)",
   },
+  'from-schedule': {
+    type: 'string',
+    value: 'SCHEDULE',
+    help: "back up now from this schedule's template, named as its firing now would be (no NAME then)",
+  },
   'snapshot-region': SNAPSHOT_REGION,
   'repository-key-file': REPOSITORY_KEY_FILE,
   kubeconfig: KUBECONFIG,

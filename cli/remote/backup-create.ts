@@ -8,11 +8,12 @@
 import { validateBackupRequest } from '../../shared/contracts/backup-request.js';
 import type { BackupDocument } from '../../shared/domain/storage/backup-document.js';
 import type { backupCreateFlags } from '../backup/flags.js';
+import { fromScheduleOf } from '../backup/from-schedule.js';
 import { backupRequest } from '../backup/request.js';
 import { outputForm, printDocument } from '../output.js';
 import { refuseProblems } from '../request-check.js';
 import type { Io, VerbCall } from '../verb-call.js';
-import { apiClient } from './client.js';
+import { type Api, apiClient } from './client.js';
 import { clusterFor, refuseLocalFlags, reportFailure, waitFor } from './common.js';
 
 const ENDED = new Set(['Completed', 'PartiallyFailed', 'Failed', 'FailedValidation']);
@@ -24,8 +25,34 @@ function progressLine(backup: BackupDocument, io: Io): void {
   );
 }
 
+/** Starts the backup: POST /backups, or (--from-schedule) POST /schedules/{schedule}/backups. */
+async function startBackup(options: {
+  readonly api: Api;
+  readonly name: string | undefined;
+  readonly values: VerbCall<typeof backupCreateFlags>['values'];
+  readonly io: Io;
+}): Promise<BackupDocument> {
+  const { api, name, values, io } = options;
+  const schedule = fromScheduleOf({ name, values });
+  if (schedule !== undefined) {
+    const path = `/schedules/${encodeURIComponent(schedule)}/backups`;
+    const accepted = await api.call<BackupDocument>({ method: 'POST', path });
+    io.err.write(
+      `Backup request "${accepted.metadata.name}" from schedule "${schedule}" submitted to ${api.endpoint}.\n`,
+    );
+    return accepted;
+  }
+  const cluster = await clusterFor(api, values.cluster);
+  const request = backupRequest({ name: name ?? '', values: { ...values, cluster } });
+  const checked = validateBackupRequest(request);
+  if (!checked.ok) refuseProblems(checked.problems);
+  const accepted = await api.call<BackupDocument>({ method: 'POST', path: '/backups', body: request });
+  io.err.write(`Backup request "${name}" submitted to ${api.endpoint} (cluster ${cluster}).\n`);
+  return accepted;
+}
+
 export async function remoteCreateBackup({
-  name = '',
+  name: operand,
   values,
   io,
 }: VerbCall<typeof backupCreateFlags>): Promise<number> {
@@ -33,12 +60,8 @@ export async function remoteCreateBackup({
   const form = outputForm(values.output);
   const api = await apiClient(values.endpoint);
   try {
-    const cluster = await clusterFor(api, values.cluster);
-    const request = backupRequest({ name, values: { ...values, cluster } });
-    const checked = validateBackupRequest(request);
-    if (!checked.ok) refuseProblems(checked.problems);
-    const accepted = await api.call<BackupDocument>({ method: 'POST', path: '/backups', body: request });
-    io.err.write(`Backup request "${name}" submitted to ${api.endpoint} (cluster ${cluster}).\n`);
+    const accepted = await startBackup({ api, name: operand, values, io });
+    const name = accepted.metadata.name;
     if (!values.wait) {
       if (form !== 'text') await printDocument({ io, form, document: accepted });
       else

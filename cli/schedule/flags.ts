@@ -14,6 +14,7 @@ const {
   context: _context,
   'snapshot-region': _region,
   'repository-key-file': _key,
+  'from-schedule': _fromSchedule,
   ...templateFlags
 } = backupCreateFlags;
 

@@ -62,7 +62,7 @@ function render(schedules: readonly StoredSchedule[]): string {
   return table([['NAME', 'STATUS', 'SCHEDULE', 'PAUSED', 'LAST BACKUP', 'LAST SKIPPED'], ...rows]);
 }
 
-async function print(
+export async function print(
   io: VerbCall<never>['io'],
   output: string | undefined,
   schedules: StoredSchedule[],

@@ -5,12 +5,16 @@
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import { parseDuration } from '../../shared/domain/kubernetes/duration.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import type { ScheduleTimer } from '../../shared/ports/scheduler.js';
 import { UsageError } from '../flags.js';
 import type { Io } from '../verb-call.js';
 import type { LocalExecutions } from './local-executions.js';
 import { DEFAULT_GC_INTERVAL_MS, ScheduleRunner } from './schedule-runner.js';
 
 const TICK_MS = 5_000;
+
+/** The API's timer here: these timers read the Schedules from the directory, nothing to put or remove. */
+export const storeReadTimer: ScheduleTimer = { put: async () => undefined, remove: async () => undefined };
 
 export function gcIntervalOf(text: string | undefined): number {
   if (text === undefined) return DEFAULT_GC_INTERVAL_MS;

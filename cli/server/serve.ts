@@ -22,7 +22,7 @@ import { httpAdapter } from './http-adapter.js';
 import { LocalExecutions } from './local-executions.js';
 import { LocalDownloadLinks } from './local-links.js';
 import { localRunners } from './runners.js';
-import { startScheduleTimers } from './schedule-timers.js';
+import { startScheduleTimers, storeReadTimer } from './schedule-timers.js';
 
 function portOf(text: string | undefined): number {
   if (text === undefined) return 0;
@@ -65,6 +65,7 @@ export async function serve({ values, io }: VerbCall<typeof serverFlags>): Promi
     executions,
     links,
     clusters: [...served.keys()],
+    timer: storeReadTimer,
     onError: (error: unknown) =>
       io.err.write(
         `lifeboat server: a request failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`,

@@ -19,6 +19,15 @@ import {
   listRestores,
   restoreLogs,
 } from './restores.js';
+import {
+  backupFromScheduleRoute,
+  createScheduleRoute,
+  deleteScheduleRoute,
+  garbageRoute,
+  getScheduleRoute,
+  listSchedulesRoute,
+  pauseScheduleRoute,
+} from './schedules.js';
 
 type Route = (call: { event: ApiEvent; name: string; deps: ApiDeps }) => Promise<ApiResult>;
 
@@ -52,6 +61,20 @@ export const ROUTES: Readonly<Record<string, Readonly<Record<string, Route>>>> =
     GET: ({ deps }) => listDrills(deps),
   },
   '/drills/{name}': { GET: ({ name, deps }) => getDrill(name, deps) },
+  '/schedules': {
+    POST: ({ event, deps }) => createScheduleRoute(event, deps),
+    GET: ({ deps }) => listSchedulesRoute(deps),
+  },
+  '/schedules/{name}': {
+    GET: ({ name, deps }) => getScheduleRoute(name, deps),
+    DELETE: ({ name, deps }) => deleteScheduleRoute(name, deps),
+  },
+  '/schedules/{name}/pause': { POST: ({ name, deps }) => pauseScheduleRoute({ name, paused: true, deps }) },
+  '/schedules/{name}/unpause': {
+    POST: ({ name, deps }) => pauseScheduleRoute({ name, paused: false, deps }),
+  },
+  '/schedules/{name}/backups': { POST: ({ name, deps }) => backupFromScheduleRoute(name, deps) },
+  '/gc': { GET: ({ event, deps }) => garbageRoute(event, deps) },
 };
 
 /** A Kubernetes object name (DNS subdomain): what a backup or restore may be called. */

@@ -4,7 +4,7 @@
  * Scheduler in AWS), a backup now from a Schedule's template (named as a scheduled one, through
  * fire-schedule's request), and what the next garbage collection would delete (a dry run). A
  * request the contract refuses is a 400 by field path; a deployment without a timer answers 503.
- * Not routed yet: ROUTES (api.ts), docs/api.yaml and their contract tests are still to come.
+ * Routed by ROUTES (api.ts) as docs/api.yaml documents them.
  */
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import { parseScheduleRequest, type StoredSchedule } from '../../shared/contracts/schedule.js';

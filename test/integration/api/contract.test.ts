@@ -19,6 +19,7 @@ import { localRunners } from '../../../cli/server/runners.js';
 import { handleApiRequest, ROUTES } from '../../../functions/api/api.js';
 import type { ApiDeps } from '../../../functions/api/deps.js';
 import { LocalDirectoryStore } from '../../../shared/adapters/local-directory-store.js';
+import type { ScheduleTimer, TimerExpression } from '../../../shared/ports/scheduler.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 
@@ -36,6 +37,12 @@ describe('the API, against docs/api.yaml', () => {
   let namespace: string;
   /** Every (operation, status) answered and valid. */
   const seen = new Set<string>();
+  /** The schedule timer's state, as EventBridge Scheduler would hold it (our own port, faked). */
+  const timers = new Map<string, { expressions: readonly TimerExpression[]; enabled: boolean }>();
+  const timer: ScheduleTimer = {
+    put: async ({ name, expressions, enabled }) => void timers.set(name, { expressions, enabled }),
+    remove: async ({ name }) => void timers.delete(name),
+  };
 
   beforeAll(async () => {
     api = new OpenAPIBackend({
@@ -62,6 +69,7 @@ describe('the API, against docs/api.yaml', () => {
       executions,
       links: new LocalDownloadLinks(() => 'http://127.0.0.1:9'),
       clusters: ['source'],
+      timer,
     };
     namespace = uniqueName('contract');
     const core = kubeConfigFor(testEnv().clusters.source).makeApiClient(CoreV1Api);
@@ -85,7 +93,7 @@ describe('the API, against docs/api.yaml', () => {
   async function call(
     method: string,
     path: string,
-    options: { query?: Record<string, string>; body?: unknown; raw?: string } = {},
+    options: { query?: Record<string, string>; body?: unknown; raw?: string; deps?: ApiDeps } = {},
   ): Promise<Answer> {
     const body = options.raw ?? (options.body === undefined ? null : JSON.stringify(options.body));
     const result = await handleApiRequest(
@@ -96,7 +104,7 @@ describe('the API, against docs/api.yaml', () => {
         body,
         isBase64Encoded: false,
       },
-      deps,
+      options.deps ?? deps,
     );
     const operation = api.matchOperation({ method, path, query: options.query ?? {}, headers: {} }) as
       | Operation
@@ -308,6 +316,110 @@ describe('the API, against docs/api.yaml', () => {
     await deps.executions.settled();
   });
 
+  const scheduleBody = (name: string, spec: Record<string, unknown> = {}) => ({
+    cluster: 'source',
+    schedule: {
+      apiVersion: 'velero.io/v1',
+      kind: 'Schedule',
+      metadata: { name, annotations: { 'lifeboat.io/retention': '{"keepLast":2}' } },
+      spec: { schedule: '0 3 * * *', template: { includedNamespaces: [namespace] }, ...spec },
+    },
+  });
+
+  it('refuses bad schedules with 400 by field path, and 503 without a timer', async () => {
+    const bad = await call('POST', '/schedules', {
+      body: scheduleBody('Bad_Name', { template: { ttl: 'soon' }, bogus: 1 }),
+    });
+    expect(bad.status).toBe(400);
+    const paths = (bad.body.problems as { path: string }[]).map((p) => p.path);
+    expect(paths).toEqual(
+      expect.arrayContaining(['schedule.metadata.name', 'schedule.spec', 'schedule.spec.template.ttl']),
+    );
+    const checked = await call('POST', '/schedules', {
+      body: scheduleBody('checked', { schedule: '0 0 */2 * 5' }),
+    });
+    expect(checked.body.problems).toEqual([
+      { path: 'schedule.spec.schedule', message: expect.stringContaining('day') },
+    ]);
+    const elsewhere = await call('POST', '/schedules', {
+      body: { ...scheduleBody('elsewhere'), cluster: 'nowhere' },
+    });
+    expect(elsewhere).toMatchObject({ status: 400, body: { problems: [{ path: 'cluster' }] } });
+    expect((await call('POST', '/schedules', { raw: '{not json' })).body).toMatchObject({
+      problems: [{ path: '(body)' }],
+    });
+    expect((await call('GET', '/gc')).body).toMatchObject({ problems: [{ path: 'dryRun' }] });
+    expect((await call('GET', '/schedules/Not_A_Name')).body).toMatchObject({ problems: [{ path: 'name' }] });
+    const { timer: _, ...untimed } = deps;
+    const refused = await call('POST', '/schedules', { body: scheduleBody('untimed'), deps: untimed });
+    expect(refused).toMatchObject({ status: 503, body: { code: 'ServiceUnavailable' } });
+    expect(timers.has('untimed') || timers.has('elsewhere')).toBe(false);
+    expect((await call('GET', '/schedules/untimed')).status).toBe(404);
+  });
+
+  it('answers every schedule route and the GC dry run as the document says', async () => {
+    const name = uniqueName('contract-s');
+    const created = await call('POST', '/schedules', { body: scheduleBody(name) });
+    expect(created).toMatchObject({
+      status: 201,
+      body: { cluster: 'source', metadata: { name }, status: { phase: 'Enabled' } },
+    });
+    expect(timers.get(name)).toEqual({
+      expressions: [{ expression: 'cron(0 3 * * ? *)', timezone: 'UTC' }],
+      enabled: true,
+    });
+    expect((await call('POST', '/schedules', { body: scheduleBody(name) })).status).toBe(201);
+    const other = scheduleBody(name, { schedule: '0 4 * * *' });
+    expect(await call('POST', '/schedules', { body: other })).toMatchObject({
+      status: 409,
+      body: { code: 'AlreadyExists' },
+    });
+    const listed = await call('GET', '/schedules');
+    expect(listed.body.items).toEqual(
+      expect.arrayContaining([expect.objectContaining({ cluster: 'source' })]),
+    );
+    expect((await call('GET', `/schedules/${name}`)).body).toMatchObject({ spec: { schedule: '0 3 * * *' } });
+    expect((await call('GET', '/schedules/gone')).status).toBe(404);
+
+    expect((await call('POST', `/schedules/${name}/pause`)).body).toMatchObject({ spec: { paused: true } });
+    expect(timers.get(name)?.enabled).toBe(false);
+    expect((await call('POST', `/schedules/${name}/unpause`)).body).toMatchObject({
+      spec: { paused: false },
+    });
+    expect(timers.get(name)?.enabled).toBe(true);
+    for (const verb of ['pause', 'unpause', 'backups'])
+      expect((await call('POST', `/schedules/gone/${verb}`)).status).toBe(404);
+    const { timer: _, ...untimed } = deps;
+    expect((await call('POST', `/schedules/${name}/pause`, { deps: untimed })).status).toBe(503);
+    expect((await call('DELETE', `/schedules/${name}`, { deps: untimed })).status).toBe(503);
+    expect((await call('POST', `/schedules/${name}/unpause`, { deps: untimed })).status).toBe(503);
+
+    const started = await call('POST', `/schedules/${name}/backups`);
+    expect(started.status).toBe(202);
+    const backup = (started.body.metadata as { name: string }).name;
+    expect(backup).toMatch(new RegExp(`^${name}-\\d{14}$`));
+    expect(started.body.metadata).toMatchObject({ labels: { 'velero.io/schedule-name': name } });
+    expect(started.body.spec).toMatchObject({ includedNamespaces: [namespace] });
+    await waitFor(
+      'the backup from the schedule to end',
+      async () =>
+        ((await call('GET', `/backups/${backup}`)).body.status as { phase?: string }).phase === 'Completed'
+          ? true
+          : undefined,
+      { timeoutMs: 120_000 },
+    );
+    const report = await call('GET', '/gc', { query: { dryRun: 'true' } });
+    expect(report).toMatchObject({ status: 200, body: { kind: 'GarbageCollectionReport', dryRun: true } });
+    expect((report.body.deleted as { name: string }[]).map((d) => d.name)).not.toContain(backup);
+
+    const deleted = await call('DELETE', `/schedules/${name}`);
+    expect(deleted).toMatchObject({ status: 200, body: { metadata: { name } } });
+    expect(timers.has(name)).toBe(false);
+    expect((await call('GET', `/schedules/${name}`)).status).toBe(404);
+    expect((await call('DELETE', `/schedules/${name}`)).status).toBe(404);
+    expect((await call('GET', `/backups/${backup}`)).status).toBe(200);
+  });
+
   it('answers unknown routes and methods with JSON errors', async () => {
     expect(await call('GET', '/nowhere')).toMatchObject({ status: 404, body: { code: 'NotFound' } });
     expect(await call('PUT', '/backups')).toMatchObject({ status: 405, body: { code: 'MethodNotAllowed' } });
@@ -322,8 +434,8 @@ describe('the API, against docs/api.yaml', () => {
         statuses.some((s) => s < 300),
         `${operation.operationId}: ${statuses}`,
       ).toBe(true);
-      // Listing the clusters or the drills takes no input that could be wrong.
-      if (!['listClusters', 'listDrills'].includes(operation.operationId ?? ''))
+      // Listing the clusters, the drills or the schedules takes no input that could be wrong.
+      if (!['listClusters', 'listDrills', 'listSchedules'].includes(operation.operationId ?? ''))
         expect(
           statuses.some((s) => s >= 400),
           `${operation.operationId}: ${statuses}`,
