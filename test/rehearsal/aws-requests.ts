@@ -6,6 +6,8 @@
  * rehearsal's gateway sees it. A request it cannot classify is reported, never let through.
  */
 
+import { schedulerRequest } from './scheduler-requests.js';
+
 export interface SignedRequest {
   readonly method: string;
   readonly path: string;
@@ -363,6 +365,11 @@ export function classify(request: SignedRequest, ctx: ClassifyContext): Classifi
       return { ...base, ...ebs(request, ctx) };
     case 'sts':
       return { ...base, ...sts(request) };
+    case 'scheduler': {
+      const classified = schedulerRequest(request, ctx);
+      if (!classified) throw new UnclassifiedRequest(`a Scheduler ${request.method} ${request.path}`);
+      return { ...base, ...classified };
+    }
     case 'eks': {
       const name = request.path.split('/').filter(Boolean)[1] ?? '';
       const arn = `arn:aws:eks:${ctx.region}:${ctx.account}:cluster/${name}`;

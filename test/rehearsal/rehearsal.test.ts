@@ -10,7 +10,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -506,23 +507,35 @@ describe('the deployment rehearsal of a backup and a restore', () => {
   }, async () => {
     const namespace = await smallNamespace();
     const schedule = uniqueName('rehearsed-schedule');
-    // The Schedule as the API stores it; its backups expire a second after they start.
-    await bucket().send(
-      new PutObjectCommand({
-        Bucket: rehearsal.bucket,
-        Key: `plugins/lifeboat/schedules/${schedule}.json`,
-        Body: JSON.stringify({
-          cluster: 'rehearsal',
-          schedule: {
-            apiVersion: 'velero.io/v1',
-            kind: 'Schedule',
-            metadata: { name: schedule, creationTimestamp: new Date().toISOString() },
-            spec: { schedule: '0 * * * *', template: { includedNamespaces: [namespace], ttl: '1s' } },
-            status: { phase: 'Enabled' },
-          },
-        }),
-      }),
-    );
+    // The Schedule created through the API, as API Gateway invokes it: the Api function puts its
+    // Scheduler schedule with its own role (and passes the scheduler's); backups live a second.
+    const created = await rehearsal.api({
+      method: 'POST',
+      path: '/schedules',
+      body: {
+        cluster: 'rehearsal',
+        schedule: {
+          apiVersion: 'velero.io/v1',
+          kind: 'Schedule',
+          metadata: { name: schedule },
+          spec: { schedule: '0 * * * *', template: { includedNamespaces: [namespace], ttl: '1s' } },
+        },
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const env = testEnv();
+    const scheduler = new SchedulerClient({
+      endpoint: env.aws.endpoint,
+      region: env.aws.region,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    const group = rehearsal.lambda.functionNamed('Lifeboat-Api').environment.LIFEBOAT_SCHEDULE_GROUP;
+    const made = await scheduler.send(new GetScheduleCommand({ Name: `${schedule}_0`, GroupName: group }));
+    expect(made).toMatchObject({
+      ScheduleExpression: 'cron(0 * * * ? *)',
+      State: 'ENABLED',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+    });
     // What the API gives Scheduler for every Schedule: the FireSchedule target and its role.
     const api = rehearsal.lambda.functionNamed('Lifeboat-Api').environment;
     const fired = await rehearsal.schedulerFires({
