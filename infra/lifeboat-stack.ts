@@ -16,6 +16,7 @@ import { BackupWorkflow } from './constructs/backup-workflow.js';
 import type { DataMover } from './constructs/data-mover.js';
 import { DeleteWorkflow } from './constructs/delete-workflow.js';
 import { type DrSource, type DrTarget, grantDrTargets, type ReplicaTarget } from './constructs/dr-access.js';
+import { DrillWorkflow } from './constructs/drill-workflow.js';
 import { OutcomeEvents } from './constructs/outcome-events.js';
 import { RestoreWorkflow } from './constructs/restore-workflow.js';
 import { Schedules } from './constructs/schedules.js';
@@ -49,6 +50,7 @@ export class LifeboatStack extends Stack {
   readonly restore: RestoreWorkflow;
   readonly dataMover: DataMover;
   readonly deletion: DeleteWorkflow;
+  readonly drill: DrillWorkflow;
   readonly api: LifeboatApi;
   readonly events: OutcomeEvents;
   readonly schedules: Schedules;
@@ -95,6 +97,12 @@ export class LifeboatStack extends Stack {
       stack: this,
     });
     this.deletion = new DeleteWorkflow(this, 'Delete', { store, dataMover: this.dataMover });
+    // DR drills: the restore workflow run as a nested execution, then checked and reported.
+    this.drill = new DrillWorkflow(this, 'Drill', {
+      store: readStore,
+      clusters: props.clusters ?? [],
+      restoreStateMachine: this.restore.stateMachine,
+    });
     const stateMachines = {
       backup: this.backup.stateMachine,
       restore: this.restore.stateMachine,
@@ -104,6 +112,7 @@ export class LifeboatStack extends Stack {
       store: readStore,
       clusters: props.clusters ?? [],
       stateMachines,
+      drillStateMachine: this.drill.stateMachine,
       ...(props.apiPrincipals ? { allowedPrincipals: props.apiPrincipals } : {}),
     });
     // Schedules on EventBridge Scheduler, and garbage collection; the API manages the schedules.
@@ -116,6 +125,7 @@ export class LifeboatStack extends Stack {
     this.events = new OutcomeEvents(this, 'Events', {
       store,
       stateMachines: Object.values(stateMachines),
+      publishedOnly: [this.drill.stateMachine],
       deadLetters: this.backup.deadLetters,
       api: this.api.api,
       ...(props.alarmTopic ? { alarmTopic: true } : {}),

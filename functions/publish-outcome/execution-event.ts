@@ -1,6 +1,6 @@
 /**
  * Step Functions' "Execution Status Change" event (EventBridge, source aws.states) as an ended
- * execution: the workflow by the state machine's name (`<stack>-backup`, `-restore`, `-delete`),
+ * execution: the workflow by the state machine's name (`<stack>-backup`, `-restore`, `-delete`, `-drill`),
  * its status, input, error and cause. An event of another state machine, or one that has not
  * ended, is refused naming the field: the rule should never deliver it.
  */
@@ -11,7 +11,7 @@ const statusChange = z.object({
   'detail-type': z.literal('Step Functions Execution Status Change'),
   detail: z.object({
     name: z.string().min(1),
-    stateMachineArn: z.string().regex(/-(backup|restore|delete)$/, 'is not a Lifeboat workflow'),
+    stateMachineArn: z.string().regex(/-(backup|restore|delete|drill)$/, 'is not a Lifeboat workflow'),
     status: z.enum(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']),
     input: z.string().nullish(),
     error: z.string().nullish(),
@@ -28,7 +28,7 @@ export function endedExecution(event: unknown): EndedExecution {
       `not an ended Lifeboat execution: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     );
   const d = parsed.data.detail;
-  const workflow = (/-(backup|restore|delete)$/.exec(d.stateMachineArn)?.[1] ??
+  const workflow = (/-(backup|restore|delete|drill)$/.exec(d.stateMachineArn)?.[1] ??
     'backup') as EndedExecution['workflow'];
   return {
     workflow,

@@ -5,7 +5,7 @@
  * principals that may call at all. Every request is access-logged (JSON, to a KMS-encrypted log
  * group), the stage throttles, and API Gateway's own refusals (403 of IAM, 429 of throttling)
  * carry the same JSON error body as the function's answers. The function's role reads the
- * storage, starts and describes the three workflows, and writes only deletion requests and name
+ * storage, starts and describes the workflows (the DR drill's too), and writes only deletion requests and name
  * generations, and deletes only a restore's files and record (`restore delete`).
  */
 import { ArnFormat, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
@@ -33,6 +33,8 @@ export interface LifeboatApiProps {
     readonly restore: StateMachine;
     readonly delete: StateMachine;
   };
+  /** The DR drill workflow (POST /drills), when the stack has one. */
+  readonly drillStateMachine?: StateMachine;
   /** Only these principals may call the API (a resource policy); default: any the account's IAM allows. */
   readonly allowedPrincipals?: readonly IPrincipal[];
   /** Requests per second across the stage, and the burst (default 50 and 100). */
@@ -60,6 +62,9 @@ export class LifeboatApi extends Construct {
         LIFEBOAT_BACKUP_STATE_MACHINE_ARN: stateMachines.backup.stateMachineArn,
         LIFEBOAT_RESTORE_STATE_MACHINE_ARN: stateMachines.restore.stateMachineArn,
         LIFEBOAT_DELETE_STATE_MACHINE_ARN: stateMachines.delete.stateMachineArn,
+        ...(props.drillStateMachine
+          ? { LIFEBOAT_DRILL_STATE_MACHINE_ARN: props.drillStateMachine.stateMachineArn }
+          : {}),
         NODE_OPTIONS: '--enable-source-maps',
       },
       access: {
@@ -68,10 +73,14 @@ export class LifeboatApi extends Construct {
       },
     });
     // Starts the workflows; looks up their executions (by name: arn:…:execution:<machine>:<name>).
-    for (const machine of Object.values(stateMachines)) machine.grantStartExecution(fn);
+    const started = {
+      ...stateMachines,
+      ...(props.drillStateMachine ? { drill: props.drillStateMachine } : {}),
+    };
+    for (const machine of Object.values(started)) machine.grantStartExecution(fn);
     const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
     const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
-    for (const workflow of ['backup', 'restore', 'delete']) {
+    for (const workflow of Object.keys(started)) {
       const machineName = `${stack.stackName}-${workflow}`;
       fn.addToRolePolicy(
         new PolicyStatement({

@@ -1,7 +1,7 @@
 /**
  * What tells a team that a run ended, and what wakes someone up. PublishOutcome is the target of
  * a rule on Step Functions' "Execution Status Change" events of the backup, restore and delete
- * state machines (every end: succeeded, failed, timed out, aborted) and publishes Lifeboat's own
+ * state machines, and the DR drill's (every end: succeeded, failed, timed out, aborted) and publishes Lifeboat's own
  * event to EventBridge (`source: lifeboat`, `detail-type: Backup Completed|PartiallyFailed|
  * Failed`, …) with the run's metrics (EMF). CloudWatch alarms watch failed executions, the
  * ItemBlock dead-letter queue and the API's 5xx answers, each sent to an SNS topic when one is
@@ -24,6 +24,8 @@ import type { BackupStore } from './storage-access.js';
 export interface OutcomeEventsProps {
   readonly store: BackupStore;
   readonly stateMachines: readonly StateMachine[];
+  /** State machines whose ends are published with no alarm of their own (a drill's report says). */
+  readonly publishedOnly?: readonly StateMachine[];
   readonly deadLetters: Queue;
   readonly api: RestApi;
   /** Send the alarms to a new SNS topic (subscribe to it after deploying). */
@@ -58,13 +60,15 @@ export class OutcomeEvents extends Construct {
     );
     acknowledgeStepFunctions(this, { store, invokedByStateMachine: [] });
     this.rule = new Rule(this, 'ExecutionEnded', {
-      description: 'Every end of a Lifeboat backup, restore or deletion: PublishOutcome says so',
+      description: 'Every end of a Lifeboat backup, restore, deletion or DR drill: PublishOutcome says so',
       eventPattern: {
         source: ['aws.states'],
         detailType: ['Step Functions Execution Status Change'],
         detail: {
           status: ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'],
-          stateMachineArn: props.stateMachines.map((m) => m.stateMachineArn),
+          stateMachineArn: [...props.stateMachines, ...(props.publishedOnly ?? [])].map(
+            (m) => m.stateMachineArn,
+          ),
         },
       },
       targets: [new LambdaFunction(publish, { retryAttempts: 8, maxEventAge: Duration.hours(2) })],

@@ -73,7 +73,7 @@ describe('the front door of the stack', () => {
     expect(JSON.stringify(policy)).toContain('210987654321');
   });
 
-  it('sends every end of the backup, restore and delete workflows to PublishOutcome', () => {
+  it('sends every end of the backup, restore, delete and drill workflows to PublishOutcome', () => {
     const rules = Object.values(template.findResources('AWS::Events::Rule'));
     const ended = rules.find((r) => r.Properties.EventPattern?.source?.[0] === 'aws.states');
     expect(ended?.Properties.EventPattern['detail-type']).toEqual(['Step Functions Execution Status Change']);
@@ -83,7 +83,7 @@ describe('the front door of the stack', () => {
       'SUCCEEDED',
       'TIMED_OUT',
     ]);
-    expect(ended?.Properties.EventPattern.detail.stateMachineArn).toHaveLength(3);
+    expect(ended?.Properties.EventPattern.detail.stateMachineArn).toHaveLength(4);
     expect(JSON.stringify(ended?.Properties.Targets)).toContain('PublishOutcome');
   });
 

@@ -244,7 +244,8 @@ describe('the Lifeboat stack', () => {
     const bundled = synth({ bundle: true }).template;
     const functions = Object.values(bundled.findResources('AWS::Lambda::Function'));
     for (const f of functions) expect(f.Properties.Code.S3Key).toMatch(/\.zip$/);
-  }, 180_000);
+    // Some 40 bundles on the shared 2-core machine, beside the other infra tests.
+  }, 420_000);
 
   it('lets the backup snapshot EBS volumes only with the velero.io/backup tag, and tag only while snapshotting', () => {
     const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(

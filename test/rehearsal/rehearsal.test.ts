@@ -574,6 +574,55 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     expect(rehearsal.report().violations).toEqual([]);
   });
 
+  it('drills a backup through the API: the restore workflow nested, its items checked, the report Completed with RPO and RTO', {
+    timeout: LONG,
+  }, async () => {
+    const namespace = await smallNamespace();
+    const backup = uniqueName('drilled');
+    const backedUp = await rehearsal.start('backup', {
+      request: {
+        cluster: 'rehearsal',
+        backup: { metadata: { name: backup }, spec: { includedNamespaces: [namespace] } },
+      },
+    });
+    expect(backedUp).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed' } });
+    const name = uniqueName('drill');
+    const target = uniqueName('drill-target');
+    const started = await rehearsal.api({
+      method: 'POST',
+      path: '/drills',
+      body: {
+        cluster: 'rehearsal',
+        drill: {
+          metadata: { name },
+          spec: { backupName: backup, namespaceMapping: { [namespace]: target } },
+        },
+      },
+    });
+    expect(started.status).toBe(202);
+    await rehearsal.settled();
+    const report = await storedJson<Record<string, unknown>>(`plugins/lifeboat/drills/${name}.json`);
+    expect(report).toMatchObject({
+      name,
+      phase: 'Completed',
+      mismatches: [],
+      restore: { phase: 'Completed' },
+    });
+    expect(report.rpoSeconds).toEqual(expect.any(Number));
+    expect(report.rtoSeconds).toEqual(expect.any(Number));
+    expect((report.items as { checked: number }).checked).toBeGreaterThanOrEqual(2);
+    // The restore ran into the mapped namespace of the same cluster.
+    const restored = await rehearsal.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .listNamespacedConfigMap({ namespace: target });
+    expect(restored.items.map((c) => c.metadata?.name)).toEqual(expect.arrayContaining(['one', 'two']));
+    expect(await rehearsal.api({ method: 'GET', path: `/drills/${name}` })).toMatchObject({
+      status: 200,
+      body: { name, phase: 'Completed' },
+    });
+    expect(rehearsal.report().violations).toEqual([]);
+  });
+
   it('has run every function of the template, so each handler was invoked as deployed', () => {
     const invoked = rehearsal.report().usage.invocationsByFunction;
     const never = [...new Set([...rehearsal.lambda.functions.values()].map((f) => f.name))].filter(

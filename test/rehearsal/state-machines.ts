@@ -194,6 +194,8 @@ export class StepFunctions implements TaskCallbacks, ExecutionApi {
         await this.invokeLambda(machine, { functionArn: FunctionName, payload });
         return result;
       };
+    if (resource === 'arn:aws:states:::states:startExecution.sync:2')
+      return (input) => this.nestedExecution(machine, input as Record<string, Json>);
     if (resource === 'arn:aws:states:::ecs:runTask.sync')
       return (input) =>
         this.options.tasks.runTask({
@@ -202,6 +204,47 @@ export class StepFunctions implements TaskCallbacks, ExecutionApi {
           machineRoleArn: machine.roleArn,
         });
     throw new Error(`rehearsal: the Task resource ${resource} is not supported`);
+  }
+
+  /**
+   * startExecution.sync:2: the parent's role must start the child machine, describe its execution
+   * and keep the managed rule Step Functions follows it by; the child's output comes back parsed,
+   * its failure as States.TaskFailed with the child's description as cause.
+   */
+  private async nestedExecution(machine: DeployedStateMachine, input: Record<string, Json>): Promise<Json> {
+    const child = this.machines.get(String(input.StateMachineArn ?? ''));
+    if (!child)
+      throw named('StateMachineDoesNotExist', `State Machine Does Not Exist: '${input.StateMachineArn}'`);
+    const name = typeof input.Name === 'string' ? input.Name : randomUUID();
+    const [, , , region, account] = machine.arn.split(':');
+    const rule = `arn:aws:events:${region}:${account}:rule/StepFunctionsGetEventsForStepFunctionsExecutionRule`;
+    await this.authorize(machine, { action: 'states:StartExecution', resources: [child.arn] });
+    await this.authorize(machine, {
+      action: 'states:DescribeExecution',
+      resources: [executionArnOf(child, name)],
+    });
+    for (const action of ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'])
+      await this.authorize(machine, { action, resources: [rule] });
+    const childInput =
+      typeof input.Input === 'string' ? (JSON.parse(input.Input) as Json) : (input.Input ?? {});
+    const outcome = await this.startExecution({ stateMachine: child.arn, input: childInput, name });
+    const described = this.describe(executionArnOf(child, name)) ?? {};
+    if (outcome.status !== 'SUCCEEDED')
+      throw Object.assign(
+        named(
+          'States.TaskFailed',
+          JSON.stringify({ ...described, Error: outcome.error, Cause: outcome.cause }),
+        ),
+        {
+          cause: JSON.stringify({ ...described, Error: outcome.error, Cause: outcome.cause }),
+        },
+      );
+    return {
+      ExecutionArn: executionArnOf(child, name),
+      Name: name,
+      Status: outcome.status,
+      Output: outcome.output ?? null,
+    } as Json;
   }
 
   /** StartExecution as the API calls it: runs in the background, answered at once. */

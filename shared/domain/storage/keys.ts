@@ -227,6 +227,10 @@ export const STORAGE_PREFIXES = {
   restoreWork: `${LIFEBOAT}/work/restores/`,
   dataMoverWork: `${LIFEBOAT}/work/data-mover/`,
   repository: `${LIFEBOAT}/repository/`,
+  /** DR drills' reports (drillKeys.report), their claims and their working data. */
+  drillReports: `${LIFEBOAT}/drills/`,
+  drillClaims: `${LIFEBOAT}/claims/drills/`,
+  drillWork: `${LIFEBOAT}/work/drills/`,
 } as const;
 
 /**
