@@ -4,7 +4,23 @@
  * passes its target's role to Scheduler (`iam:PassRole` with `iam:PassedToService`); listing has no
  * resource-level permission.
  */
-import type { ClassifyContext, RequestedAction, SignedRequest } from './aws-requests.js';
+
+/** What aws-requests.ts gives this module (its own types, structurally, without a cycle). */
+interface SignedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly body: Buffer;
+}
+interface ClassifyContext {
+  readonly region: string;
+  readonly account: string;
+}
+interface RequestedAction {
+  readonly action: string;
+  readonly resources: readonly string[];
+  readonly context?: Readonly<Record<string, string>>;
+}
 
 const OPERATIONS: Readonly<Record<string, string>> = {
   POST: 'CreateSchedule',
