@@ -8,14 +8,14 @@
  * deleted (its snapshot gone from moto, the repository garbage collected); each output is
  * compared with the same verb's `--local` output on the server's directory.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeSnapshotsCommand } from '@aws-sdk/client-ec2';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtLifeboat, commandEnv, type Ran, run } from '../cli/support.js';
+import { builtLifeboat, commandEnv, type Ran, run, startServer } from '../cli/support.js';
 import { kubeConfigFor, testEnv, uniqueName, useDrCluster } from '../support/env.js';
 import { ec2, useVolumeFixtures } from '../support/volumes.js';
 import { waitFor } from '../support/wait.js';
@@ -106,23 +106,12 @@ describe('the remote lifeboat command against lifeboat server --local', () => {
       },
     });
     const clusters = `source=${t.clusters.source.kubeconfig},dr=${dr().kubeconfig}`;
-    server = spawn(bin, ['server', '--local', '--dir', dir, '--clusters', clusters, ...keyFlags()], {
+    let endpoint: string;
+    ({ server, endpoint } = await startServer({
+      bin,
+      args: ['--local', '--dir', dir, '--clusters', clusters, ...keyFlags()],
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const endpoint = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      let err = '';
-      server.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString('utf8');
-        const line = out.split('\n')[0];
-        if (out.includes('\n') && line) resolve(line);
-      });
-      server.stderr?.on('data', (chunk: Buffer) => {
-        err += chunk.toString('utf8');
-      });
-      server.once('exit', (code) => reject(new Error(`the server exited ${code}: ${err}`)));
-    });
+    }));
     env = { ...env, LIFEBOAT_ENDPOINT: endpoint };
   }, 240_000);
 

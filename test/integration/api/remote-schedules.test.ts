@@ -3,13 +3,13 @@
  * against `lifeboat server --local`, both compiled as users run them: each answer compared with
  * what the server's directory holds (read by the same verbs with --local).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtLifeboat, commandEnv, type Ran, run } from '../cli/support.js';
+import { builtLifeboat, commandEnv, type Ran, run, startServer } from '../cli/support.js';
 import { kubeConfigFor, testEnv, uniqueName } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 
@@ -37,23 +37,12 @@ describe('the remote schedule verbs against lifeboat server --local', () => {
     await core().createNamespacedConfigMap({ namespace, body: { metadata: { name: 'kept' } } });
     const clusters = `source=${testEnv().clusters.source.kubeconfig}`;
     const key = ['--repository-key-file', join(root, 'repository.key')];
-    server = spawn(bin, ['server', '--local', '--dir', dir, '--clusters', clusters, ...key], {
+    let endpoint: string;
+    ({ server, endpoint } = await startServer({
+      bin,
+      args: ['--local', '--dir', dir, '--clusters', clusters, ...key],
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const endpoint = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      let err = '';
-      server.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString('utf8');
-        const line = out.split('\n')[0];
-        if (out.includes('\n') && line) resolve(line);
-      });
-      server.stderr?.on('data', (chunk: Buffer) => {
-        err += chunk.toString('utf8');
-      });
-      server.once('exit', (code) => reject(new Error(`the server exited ${code}: ${err}`)));
-    });
+    }));
     env = { ...env, LIFEBOAT_ENDPOINT: endpoint };
   }, 240_000);
 

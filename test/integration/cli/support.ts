@@ -3,7 +3,7 @@
  * cli/build.ts into a temporary folder (or installed from its packed tarball), run as a child
  * process with the environment a test gives, its exit status, output and elapsed time kept.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -83,4 +83,33 @@ export async function closedPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
+}
+
+/**
+ * `lifeboat server …` started from the built command; resolves with the process and the endpoint
+ * it prints on its first line, or rejects with its stderr when it exits first.
+ */
+export async function startServer(options: {
+  readonly bin: string;
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+}): Promise<{ server: ChildProcess; endpoint: string }> {
+  const server = spawn(options.bin, ['server', ...options.args], {
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const endpoint = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    server.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) resolve(line);
+    });
+    server.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString('utf8');
+    });
+    server.once('exit', (code) => reject(new Error(`the server exited ${code}: ${err}`)));
+  });
+  return { server, endpoint };
 }
