@@ -1,7 +1,8 @@
 /**
  * Restored objects as two restores of the same backed-up objects must agree on them: everything
  * but what the apiserver sets (uid, versions, timestamps, managed fields, status, assigned
- * cluster IPs and node ports, the job controller's uid labels) and the restore's own labels.
+ * cluster IPs and node ports, the job controller's uid labels) and the restore's own labels. A
+ * node port the sample set explicitly is compared: both tools must keep it.
  */
 import { type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 
@@ -23,6 +24,9 @@ const KINDS: readonly (readonly [string, string])[] = [
 const SERVER_SET = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields', 'selfLink'];
 const CONTROLLER_UID = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
 const RESTORE_LABELS = ['velero.io/backup-name', 'velero.io/restore-name'];
+
+/** The label the sample puts on a Service whose node port it set itself. */
+export const EXPLICIT_NODE_PORT_LABEL = 'interop.lifeboat.io/explicit-node-port';
 
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
@@ -50,7 +54,9 @@ export function comparable(object: Json, namespace: string): Json {
   const spec = obj(out.spec);
   if (out.kind === 'Service') {
     if (spec.clusterIP !== 'None') dropKeys(spec, ['clusterIP', 'clusterIPs']);
-    for (const port of Array.isArray(spec.ports) ? spec.ports : []) delete obj(port).nodePort;
+    // An assigned port differs from restore to restore; one set explicitly must come back.
+    const explicit = obj(metadata.labels)[EXPLICIT_NODE_PORT_LABEL] === 'true';
+    if (!explicit) for (const port of Array.isArray(spec.ports) ? spec.ports : []) delete obj(port).nodePort;
   }
   if (out.kind === 'Job') {
     dropKeys(obj(obj(spec.selector).matchLabels), CONTROLLER_UID);

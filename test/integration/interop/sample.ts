@@ -2,18 +2,21 @@
  * The interop sample: the demo application's kinds (sample-app.ts: Deployments, Services,
  * ConfigMaps, Secrets, a CRD with custom resources) plus what the differences between Velero and
  * Lifeboat were found on: a RoleBinding and a ClusterRoleBinding whose subject is a
- * ServiceAccount of the namespace, a NodePort Service with an assigned port, a headless Service,
- * a Job with a manual selector, a Job that has completed (KWOK completes its pod), binary and
- * unicode data, and an unbound PVC.
+ * ServiceAccount of the namespace, NodePort Services with an assigned and an explicit port, a
+ * headless Service, a Job with a manual selector, a Job that has completed (KWOK completes its
+ * pod), binary and unicode data, and an unbound PVC.
  */
 import { BatchV1Api, CoreV1Api, type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { installSampleApp, type SampleApp } from '../../fixtures/sample-app.js';
 import { waitFor } from '../support/wait.js';
+import { EXPLICIT_NODE_PORT_LABEL } from './compare.js';
 
 export interface InteropSample {
   readonly app: SampleApp;
   readonly namespaces: readonly string[];
   readonly clusterRoleBinding: string;
+  /** The node port `web-fixed` in the shop namespace was created with, explicitly. */
+  readonly explicitNodePort: number;
 }
 
 async function addBindings(kc: KubeConfig, namespace: string, clusterRoleBinding: string): Promise<void> {
@@ -43,6 +46,29 @@ async function addBindings(kc: KubeConfig, namespace: string, clusterRoleBinding
       subjects,
     },
   });
+}
+
+/**
+ * `web-fixed`, a NodePort Service whose port is set by its creator (so it is in the Service's
+ * managed fields, and both tools keep it). The port is one the apiserver has just allocated and
+ * released, so it is free in this cluster.
+ */
+async function addExplicitNodePort(kc: KubeConfig, namespace: string): Promise<number> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const body = (nodePort?: number) => ({
+    metadata: { name: 'web-fixed', labels: { [EXPLICIT_NODE_PORT_LABEL]: 'true' } },
+    spec: {
+      type: 'NodePort',
+      selector: { app: 'web' },
+      ports: [{ name: 'http', port: 80, ...(nodePort ? { nodePort } : {}) }],
+    },
+  });
+  const probe = await core.createNamespacedService({ namespace, body: body() });
+  const port = probe.spec?.ports?.[0]?.nodePort;
+  if (!port) throw new Error('the apiserver assigned web-fixed no node port');
+  await core.deleteNamespacedService({ namespace, name: 'web-fixed' });
+  await core.createNamespacedService({ namespace, body: body(port) });
+  return port;
 }
 
 async function addServices(kc: KubeConfig, namespace: string): Promise<void> {
@@ -134,8 +160,9 @@ export async function installInteropSample(kc: KubeConfig, suffix: string): Prom
   const clusterRoleBinding = `api-view-${suffix}`;
   await addBindings(kc, shop, clusterRoleBinding);
   await addServices(kc, shop);
+  const explicitNodePort = await addExplicitNodePort(kc, shop);
   await addData(kc, shop);
   await addManualSelectorJob(kc, shop);
   await addCompletedJob(kc, shop);
-  return { app, namespaces: [shop, app.namespaces.db], clusterRoleBinding };
+  return { app, namespaces: [shop, app.namespaces.db], clusterRoleBinding, explicitNodePort };
 }

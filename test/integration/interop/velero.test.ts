@@ -7,7 +7,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLocalRestore } from '../../../cli/local/restore-runtime.js';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
@@ -37,6 +37,7 @@ const SHOP_OBJECTS = [
   'ServiceAccount/api',
   'Job/migrate',
   'Service/web-nodeport',
+  'Service/web-fixed',
   'Service/web-headless',
   'ConfigMap/unicode',
   'Secret/binary',
@@ -93,6 +94,47 @@ async function lifeboatRestore(
   );
 }
 
+type Objects = Awaited<ReturnType<typeof comparableObjects>>;
+
+/**
+ * Runs a restore, reads what it restored in each mapped namespace, then deletes the restored
+ * `web-fixed` Service: every restore asks for its explicit node port, which one Service at a time
+ * can hold in a cluster.
+ */
+async function restored<T>(
+  run: () => Promise<T>,
+  m: Record<string, string>,
+): Promise<{ outcome: T; objects: Record<string, Objects> }> {
+  const outcome = await run();
+  const objects: Record<string, Objects> = {};
+  for (const ns of sample.namespaces) objects[ns] = await comparableObjects(kc, m[ns] ?? '');
+  await freeExplicitNodePort(m[sample.app.namespaces.shop] ?? '');
+  return { outcome, objects };
+}
+
+async function freeExplicitNodePort(namespace: string): Promise<void> {
+  await kc
+    .makeApiClient(CoreV1Api)
+    .deleteNamespacedService({ namespace, name: 'web-fixed' })
+    .catch((error: { code?: number }) => {
+      if (error.code !== 404) throw error;
+    });
+}
+
+/** Two tools' restores of the same namespaces: equal, complete, the explicit node port kept. */
+function expectAlike(a: Record<string, Objects>, b: Record<string, Objects>): void {
+  for (const ns of sample.namespaces) {
+    expect(Object.keys(a[ns] ?? {}).length).toBeGreaterThanOrEqual(5);
+    expect(differences(a[ns] ?? {}, b[ns] ?? {})).toEqual([]);
+  }
+  const shop = a[sample.app.namespaces.shop] ?? {};
+  expect(Object.keys(shop)).toEqual(expect.arrayContaining(SHOP_OBJECTS));
+  // Velero never restores a completed Job.
+  expect(Object.keys(shop)).not.toContain('Job/done');
+  const fixed = shop['Service/web-fixed'] as { spec?: { ports?: { nodePort?: number }[] } } | undefined;
+  expect(fixed?.spec?.ports?.[0]?.nodePort).toBe(sample.explicitNodePort);
+}
+
 beforeAll(async () => {
   velero = await startVelero();
   kc = kubeConfigFor(velero.cluster);
@@ -114,6 +156,8 @@ beforeAll(async () => {
       timeoutMs: 240_000,
     },
   );
+  // Both backups hold `web-fixed`; the port it holds is free for the restores from here on.
+  await freeExplicitNodePort(sample.app.namespaces.shop);
   // Velero's backup-sync controller runs once a minute, whatever its sync period says.
   await waitFor('Velero to sync the Lifeboat backup', () => veleroPhase('backup', lifeboatBackup), {
     timeoutMs: 150_000,
@@ -138,18 +182,11 @@ describe('Velero reading Lifeboat', () => {
   it('restores a Lifeboat backup as it restores its own backup of the same namespaces', async () => {
     const fromLifeboat = mapping('vl');
     const fromVelero = mapping('vv');
-    expect(await veleroRestore(lifeboatBackup, fromLifeboat)).toBe('Completed');
-    expect(await veleroRestore(veleroBackup, fromVelero)).toBe('Completed');
-    for (const ns of sample.namespaces) {
-      const a = await comparableObjects(kc, fromLifeboat[ns] ?? '');
-      const b = await comparableObjects(kc, fromVelero[ns] ?? '');
-      expect(Object.keys(a).length).toBeGreaterThanOrEqual(5);
-      expect(differences(a, b)).toEqual([]);
-    }
-    const restored = Object.keys(await comparableObjects(kc, fromLifeboat[sample.app.namespaces.shop] ?? ''));
-    expect(restored).toEqual(expect.arrayContaining(SHOP_OBJECTS));
-    // Velero never restores a completed Job.
-    expect(restored).not.toContain('Job/done');
+    const a = await restored(() => veleroRestore(lifeboatBackup, fromLifeboat), fromLifeboat);
+    const b = await restored(() => veleroRestore(veleroBackup, fromVelero), fromVelero);
+    expect(a.outcome).toBe('Completed');
+    expect(b.outcome).toBe('Completed');
+    expectAlike(a.objects, b.objects);
   });
 });
 
@@ -158,20 +195,14 @@ describe('Lifeboat reading Velero', () => {
     const byLifeboat = mapping('lv');
     const byVelero = mapping('vv2');
     const name = uniqueName('lr');
-    expect(await lifeboatRestore(veleroBackup, byLifeboat, name)).toMatchObject({ phase: 'Completed' });
-    expect(await veleroRestore(veleroBackup, byVelero)).toBe('Completed');
+    const a = await restored(() => lifeboatRestore(veleroBackup, byLifeboat, name), byLifeboat);
+    const b = await restored(() => veleroRestore(veleroBackup, byVelero), byVelero);
+    expect(a.outcome).toMatchObject({ phase: 'Completed' });
+    expect(b.outcome).toBe('Completed');
     // The completed Job is left out, and the log says so in Velero's words.
     const log = gunzipSync((await store.get(restoreKeys(name).logs)) ?? Buffer.alloc(0)).toString('utf8');
     expect(log).toContain(`${sample.app.namespaces.shop}/done is complete - skipping`);
-    for (const ns of sample.namespaces) {
-      const a = await comparableObjects(kc, byLifeboat[ns] ?? '');
-      const b = await comparableObjects(kc, byVelero[ns] ?? '');
-      expect(Object.keys(a).length).toBeGreaterThanOrEqual(5);
-      expect(differences(a, b)).toEqual([]);
-    }
-    const restored = Object.keys(await comparableObjects(kc, byLifeboat[sample.app.namespaces.shop] ?? ''));
-    expect(restored).toEqual(expect.arrayContaining(SHOP_OBJECTS));
-    expect(restored).not.toContain('Job/done');
+    expectAlike(a.objects, b.objects);
   });
 });
 
