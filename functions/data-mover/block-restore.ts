@@ -29,7 +29,7 @@ import type { BlockProgress } from './block-backup.js';
 import { sleep, TaskPool } from './task-pool.js';
 
 /** Blocks whose blobs are asked for at once (8 MiB of 512 KiB blocks): one request or a few. */
-const READ_BATCH_BLOCKS = 16;
+export const READ_BATCH_BLOCKS = 16;
 
 export interface BlockRestoreOptions {
   readonly repository: Repository;

@@ -220,7 +220,7 @@ async function fileBackup(job: DataMoverJobOf<'file-backup'>, run: Run): Promise
         tags: veleroTags(job.tags),
         ...(job.source.parentManifestId ? { parent: job.source.parentManifestId } : {}),
         chunking: chunkingOf(repository.parameters.fileChunking),
-        onProgress: (p) => run.reporter.update({ ...p, totalKnown: true }),
+        onProgress: (p) => run.reporter.update(p),
         signal,
       });
   const manifest = result?.manifest ?? (existing as SnapshotManifest);

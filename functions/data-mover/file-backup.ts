@@ -31,7 +31,14 @@ import type {
   RepositoryWriter,
   SnapshotManifest,
 } from '../../shared/ports/repository.js';
-import { type Counters, fileManifestOf, zeroCounters } from './file-figures.js';
+import {
+  type Counters,
+  type FileBackupProgress,
+  fileManifestOf,
+  progressOf,
+  type WalkFound,
+  zeroCounters,
+} from './file-figures.js';
 import { nameKey, ParentSnapshot, parentRootOf } from './file-parent.js';
 import { FileReaders } from './file-readers.js';
 import {
@@ -45,13 +52,7 @@ import {
 
 export { chunkingOf, fileChunkingRecord } from './file-content.js';
 
-export interface FileBackupProgress {
-  readonly bytesDone: number;
-  /** Sum of the regular files' sizes, measured before reading (0 when `measure` is false). */
-  readonly bytesTotal: number;
-  readonly filesDone: number;
-  readonly filesTotal: number;
-}
+export type { FileBackupProgress } from './file-figures.js';
 
 export interface SkippedEntry {
   /** Relative to the root, `/`-separated (not for building paths: names may be bytes). */
@@ -74,7 +75,10 @@ export interface FileBackupOptions {
   readonly chunking?: ChunkingParams;
   /** Files read at once (default 4), each with its own read buffer and chunker. */
   readonly concurrency?: number;
-  /** Walk the tree once first for the progress total (default true). */
+  /**
+   * Walk the tree once first for the progress totals (default: only without a parent, whose
+   * total stands in for them on a re-run, where the walk is most of the work).
+   */
   readonly measure?: boolean;
   readonly onProgress?: (progress: FileBackupProgress) => void;
   readonly signal?: AbortSignal;
@@ -110,6 +114,7 @@ class TreeBackup {
   /** Entries of one directory started and not yet settled, at most. */
   private readonly windowSize: number;
   readonly parent: ParentSnapshot | undefined;
+  private readonly found: WalkFound = { bytes: 0, files: 0, estimate: 0, measured: false, walked: false };
 
   constructor(
     private readonly options: FileBackupOptions,
@@ -146,13 +151,24 @@ class TreeBackup {
   }
 
   private progress(): void {
-    const c = this.counters;
-    this.options.onProgress?.({
-      bytesDone: c.bytesDone,
-      bytesTotal: Math.max(c.bytesTotal, c.bytesDone),
-      filesDone: c.filesDone,
-      filesTotal: Math.max(c.filesTotal, c.filesDone),
-    });
+    this.options.onProgress?.(progressOf(this.counters, this.found));
+  }
+
+  /** Without a measuring walk first: the parent's total stands in until the walk has found more. */
+  estimate(bytes: number): void {
+    this.found.estimate = bytes;
+  }
+
+  /** The walk is over: what it found is the total. */
+  walked(): void {
+    this.found.walked = true;
+    this.progress();
+  }
+
+  /** A regular file the walk reached (a file with several names: its first one). */
+  private discovered(size: bigint): void {
+    this.found.bytes += Number(size);
+    this.found.files++;
   }
 
   private get signal(): AbortSignal | undefined {
@@ -168,6 +184,7 @@ class TreeBackup {
     const total = await measureTree(root, this.signal);
     this.counters.bytesTotal = total.bytes;
     this.counters.filesTotal = total.files;
+    this.found.measured = true;
     this.progress();
   }
 
@@ -240,11 +257,15 @@ class TreeBackup {
     }
     if (!stats.isFile()) return stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : 'a device file';
     const file = (): Promise<FileTreeEntry> => this.file({ path, stats, owner, mode, previous });
-    if (stats.nlink <= 1n) return { later: file() };
+    if (stats.nlink <= 1n) {
+      this.discovered(stats.size);
+      return { later: file() };
+    }
     // A multiply-linked file: its first name backed up holds the content, later names link to it;
     // one that vanished while read is not restored, so the next name takes its place.
     const inode = `${stats.dev}:${stats.ino}`;
     const before = this.linked.get(inode);
+    if (!before) this.discovered(stats.size);
     const outcome: Promise<Settled> = before
       ? before.then((linkTo): Settled | Promise<Settled> => {
           if (!linkTo) return vanishedAsSkipped(file());
@@ -317,15 +338,18 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
   // The writer first: its lease and index load while the parent manifest is read.
   const writer = repository.writer();
   try {
-    const parentRoot = options.parent
+    const parent = options.parent
       ? await parentRootOf({ repository, parentId: options.parent, ...(signal ? { signal } : {}) })
       : undefined;
+    const parentRoot = parent?.root;
     // A writer answers `has` from the repository's index only once its session is open, and
     // flushing nothing waits for that: the parent's blobs are then seen, and reused unread.
     if (parentRoot) await writer.flush(signal ? { signal } : {});
     const backup = new TreeBackup(options, writer);
     if (parentRoot) await backup.parent?.prefetch(parentRoot);
-    if (options.measure !== false) await backup.measure(root);
+    // A re-run's walk is most of its work: a second one for the totals would nearly double it.
+    if (options.measure ?? parent === undefined) await backup.measure(root);
+    else backup.estimate(parent?.totalBytes ?? 0);
     const rootTree = await backup.directory({
       path: root,
       at: [],
@@ -337,6 +361,7 @@ export async function backupFileTree(options: FileBackupOptions): Promise<FileBa
         mtimeNs: rootStats.mtimeNs.toString(),
       },
     });
+    backup.walked();
     await writer.flush(signal ? { signal } : {});
     const figures = backup.figures;
     const manifest = fileManifestOf({ ...options, rootTree, figures, writes: writer.stats() });

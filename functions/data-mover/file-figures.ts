@@ -21,6 +21,47 @@ export interface Counters {
   chunksDeduplicated: number;
 }
 
+export interface FileBackupProgress {
+  readonly bytesDone: number;
+  /**
+   * Sum of the regular files' sizes: measured before reading, or (with a parent, or `measure`
+   * false) estimated from the parent's total and what the walk has found so far.
+   */
+  readonly bytesTotal: number;
+  readonly filesDone: number;
+  /** Measured before reading, or the regular files the walk has found so far. */
+  readonly filesTotal: number;
+  /** The totals are final: measured, or the walk is over. */
+  readonly totalKnown: boolean;
+}
+
+/** What the walk found, files with several names once: the totals unless measured first. */
+export interface WalkFound {
+  bytes: number;
+  files: number;
+  /** Stands in for the bytes until the walk is over (a re-run: the parent's total). */
+  estimate: number;
+  measured: boolean;
+  walked: boolean;
+}
+
+/** The progress figures: measured totals, or the walk's (at least the estimate until it is over). */
+export function progressOf(c: Counters, found: WalkFound): FileBackupProgress {
+  const bytesTotal = found.measured
+    ? c.bytesTotal
+    : found.walked
+      ? found.bytes
+      : Math.max(found.estimate, found.bytes);
+  const filesTotal = found.measured ? c.filesTotal : found.files;
+  return {
+    bytesDone: c.bytesDone,
+    bytesTotal: Math.max(bytesTotal, c.bytesDone),
+    filesDone: c.filesDone,
+    filesTotal: Math.max(filesTotal, c.filesDone),
+    totalKnown: found.measured || found.walked,
+  };
+}
+
 export function zeroCounters(): Counters {
   return {
     bytesTotal: 0,

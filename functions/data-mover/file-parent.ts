@@ -25,7 +25,7 @@ export async function parentRootOf(options: {
   repository: Pick<Repository, 'readManifest'>;
   parentId: string;
   signal?: AbortSignal;
-}): Promise<BlobId | undefined> {
+}): Promise<{ readonly root: BlobId; readonly totalBytes: number } | undefined> {
   const { parentId, signal } = options;
   const parent = await options.repository
     .readManifest(parentId, signal ? { signal } : {})
@@ -35,7 +35,7 @@ export async function parentRootOf(options: {
     });
   if (parent && parent.kind !== 'file')
     throw new LifeboatError(`parent manifest ${parentId} is a ${parent.kind} snapshot, not a file one`);
-  return parent?.kind === 'file' ? parent.root : undefined;
+  return parent?.kind === 'file' ? { root: parent.root, totalBytes: parent.stats.totalBytes } : undefined;
 }
 
 /** A name as a map key: its bytes, one char each. */

@@ -10,16 +10,19 @@
  *   EBS read alone   GetSnapshotBlock of every listed block, as many at once as the backup reads;
  *   raw S3 PUT       the listed blocks' bytes as pack-sized objects, as many at once as the
  *                    repository writer uploads packs;
- *   full backup      backupBlocks into a repository on the same bucket;
- *   incremental      backupBlocks of the second snapshot against the full backup's manifest;
- *   restore          restoreBlocks of the incremental into a new snapshot, verified afterwards
- *                    block by block (SHA-256) against the image.
+ *   full backup      a block-backup job into a repository on the same bucket;
+ *   incremental      a block-backup job of the second snapshot against the full backup's manifest;
+ *   restore          a block-restore job of the incremental into a new snapshot, verified
+ *                    afterwards block by block (SHA-256) against the image.
+ * The three jobs run as the Fargate task runs them (block-jobs.ts: the compiled entry, a process
+ * each), so their CPU and peak RSS are the data mover's own, apart from this process's image.
  * Prints MiB/s, the ratios, blocks read, dedup and compression, and for each phase the CPU time
- * of this process and of moto (one Python process serving both EBS and S3), the ceiling the
- * machine's cores put on the ratio (from that CPU), and the machine's load average (other work
- * on the machine slows every phase). Never asserts timings.
- *   npm run bench:data-mover -- [image MiB, 2048] [EBS calls in flight, 32] [pack uploads in flight, 4]
- * The defaults are backupBlocks'/restoreBlocks' and the repository writer's own.
+ * of the process doing it and of moto (one Python process serving both EBS and S3), the data
+ * mover's peak RSS against its bound, the ceiling the machine's cores put on the ratio (from
+ * that CPU), and the machine's load average (other work on the machine slows every phase).
+ * Never asserts timings.
+ *   npm run bench:data-mover -- [image MiB, 2048] [EBS calls in flight, 32] [raw PUTs in flight, 4]
+ * The defaults are the data mover's own (its repository writer uploads 4 packs at once).
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -28,11 +31,8 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
-import { backupBlocks } from '../../functions/data-mover/block-backup.js';
-import { restoreBlocks } from '../../functions/data-mover/block-restore.js';
 import { snapshotBlocksFor } from '../../shared/adapters/ebs-snapshot-blocks.js';
-import { LocalKeyWrapper } from '../../shared/adapters/local-key-wrapper.js';
-import { openRepository } from '../../shared/adapters/repository/open-repository.js';
+import { DEFAULT_PACK_TARGET_BYTES } from '../../shared/adapters/repository/format-object.js';
 import { S3ObjectStore } from '../../shared/adapters/s3-object-store.js';
 import { repositoryKeys } from '../../shared/domain/storage/keys.js';
 import { EBS_BLOCK_SIZE } from '../../shared/ports/snapshot-blocks.js';
@@ -40,6 +40,8 @@ import { ensureTools } from '../env/ensure-tools.js';
 import { startMoto } from '../env/moto.js';
 import { stopPids } from '../env/processes.js';
 import { hashOf, isZero, volumeHashes, writeSnapshot } from '../integration/support/snapshot-image.js';
+import { blockJobs } from './block-jobs.js';
+import { lifeboatBundle, type Measured } from './peer-runs.js';
 import { cpuSecondsOf } from './proc.js';
 
 const MiB = 1024 * 1024;
@@ -47,6 +49,8 @@ const GiB = 1024 * MiB;
 const BLOCK = EBS_BLOCK_SIZE;
 const BUCKET = 'lifeboat-bench';
 const CREDENTIALS = { accessKeyId: 'testing', secretAccessKey: 'testing' };
+/** What the data mover may hold at a 2 GiB image (issue 23), far below the Fargate task's memory. */
+const RSS_BOUND_MIB = 512;
 
 type Kind = 'random' | 'text' | 'zeros written' | 'never written' | 'duplicate';
 const SHARES: readonly (readonly [Kind, number])[] = [
@@ -155,8 +159,11 @@ interface Phase {
   readonly name: string;
   readonly bytes: number;
   readonly seconds: number;
+  /** Of the process doing the phase: this one, or the data mover's job. */
   readonly ourCpuSeconds: number;
   readonly motoCpuSeconds: number;
+  /** The data mover job's peak RSS (none for the phases this process does). */
+  readonly peakRssMiB?: number;
 }
 
 const phases: Phase[] = [];
@@ -180,6 +187,28 @@ async function timed<T>(name: string, bytes: number, motoPid: number, fn: () => 
   return value;
 }
 
+/** A data mover job as a phase: its own wall time, CPU and peak RSS, and moto's CPU meanwhile. */
+async function timedJob<T>(
+  name: string,
+  bytes: number,
+  motoPid: number,
+  job: () => Promise<{ measured: Measured; result: T }>,
+): Promise<T> {
+  const moto = motoUsage(motoPid).cpuSeconds;
+  const { measured, result } = await job();
+  const phase = {
+    name,
+    bytes,
+    seconds: measured.seconds,
+    ourCpuSeconds: measured.cpuSeconds,
+    motoCpuSeconds: motoUsage(motoPid).cpuSeconds - moto,
+    peakRssMiB: measured.peakRssMiB,
+  };
+  phases.push(phase);
+  process.stderr.write(`${row(phase)}\n`);
+  return result;
+}
+
 const rate = (bytes: number, seconds: number): number => bytes / MiB / seconds;
 
 function row(p: Phase): string {
@@ -190,6 +219,7 @@ function row(p: Phase): string {
     `${rate(p.bytes, p.seconds).toFixed(1).padStart(7)} MiB/s`,
     `CPU ours ${p.ourCpuSeconds.toFixed(1).padStart(6)} s`,
     `moto ${p.motoCpuSeconds.toFixed(1).padStart(6)} s`,
+    ...(p.peakRssMiB === undefined ? [] : [`peak RSS ${p.peakRssMiB.toFixed(0).padStart(4)} MiB`]),
   ].join(' | ');
 }
 
@@ -251,7 +281,7 @@ async function main(): Promise<void> {
   ) as [number, number, number];
   if (![sizeMiB, BLOCK_CONCURRENCY, UPLOAD_CONCURRENCY].every((n) => Number.isInteger(n) && n >= 1)) {
     process.stderr.write(
-      'usage: npm run bench:data-mover -- [image MiB, 2048] [EBS calls in flight, 32] [pack uploads in flight, 4] (positive integers)\n',
+      'usage: npm run bench:data-mover -- [image MiB, 2048] [EBS calls in flight, 32] [raw PUTs in flight, 4] (positive integers)\n',
     );
     process.exit(2);
   }
@@ -262,6 +292,7 @@ async function main(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'lifeboat-dmbench-'));
   const aws = await startMoto({ rootDir: root, tools });
   try {
+    const main = await lifeboatBundle({ dir: join(root, 'data-mover') });
     // moto (werkzeug) closes the connection after every answer, so each request connects anew;
     // by name, each also resolved `localhost` first (8% of this process's CPU in a profile). AWS
     // keeps connections alive. The baselines and the data mover use the same endpoint.
@@ -278,6 +309,14 @@ async function main(): Promise<void> {
     });
     await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
     const store = new S3ObjectStore({ client: s3, bucket: BUCKET });
+    const jobs = blockJobs({
+      main,
+      endpoint,
+      region: aws.region,
+      bucket: BUCKET,
+      work: root,
+      concurrency: BLOCK_CONCURRENCY,
+    });
 
     // --- Seeding (not timed) ---
     const generated = performance.now();
@@ -314,14 +353,7 @@ async function main(): Promise<void> {
       await Promise.all(reads);
     });
 
-    const keys = new LocalKeyWrapper(randomBytes(32));
-    const repository = await openRepository({
-      store,
-      keys,
-      create: {},
-      uploadConcurrency: UPLOAD_CONCURRENCY,
-    });
-    const perObject = Math.max(1, Math.floor(repository.parameters.packTargetBytes / BLOCK));
+    const perObject = Math.max(1, Math.floor(DEFAULT_PACK_TARGET_BYTES / BLOCK));
     await timed('raw S3 PUT (pack-sized objects)', listedBytes, aws.pid, async () => {
       const limit = pLimit(UPLOAD_CONCURRENCY);
       const puts: Promise<void>[] = [];
@@ -339,24 +371,15 @@ async function main(): Promise<void> {
     const raw = await bucketBytes(s3, 'bench-raw/');
     for (let i = 0; i < listed.length; i += perObject) await store.delete(`bench-raw/${i}`);
 
-    const full = await timed('full backup', listedBytes, aws.pid, () =>
-      backupBlocks({
-        blocks: blocksApi,
-        repository,
-        snapshotId: fullSnapshot,
-        manifestId: 'bench-full',
-        concurrency: BLOCK_CONCURRENCY,
-      }),
+    const full = await timedJob('full backup', listedBytes, aws.pid, () =>
+      jobs.backup({ snapshotId: fullSnapshot, manifestId: 'bench-full' }),
     );
 
-    const incremental = await timed('incremental backup (1% changed)', changes.size * BLOCK, aws.pid, () =>
-      backupBlocks({
-        blocks: blocksApi,
-        repository,
+    const incremental = await timedJob('incremental backup (1% changed)', changes.size * BLOCK, aws.pid, () =>
+      jobs.backup({
         snapshotId: changedSnapshot,
         manifestId: 'bench-incremental',
         parentManifestId: 'bench-full',
-        concurrency: BLOCK_CONCURRENCY,
       }),
     );
 
@@ -366,17 +389,9 @@ async function main(): Promise<void> {
     for (const [index, data] of image) if (!isZero(data)) expected.set(index, hashOf(data));
     image.clear();
     const restoreBytes = expected.size * BLOCK;
-    const restored = await timed('restore (into a new snapshot)', restoreBytes, aws.pid, async () => {
-      // A restore task opens the repository afresh.
-      const reopened = await openRepository({ store, keys });
-      return restoreBlocks({
-        repository: reopened,
-        manifestId: 'bench-incremental',
-        target: blocksApi,
-        clientToken: `bench-restore-${Date.now()}`,
-        concurrency: BLOCK_CONCURRENCY,
-      });
-    });
+    const restored = await timedJob('restore (into a new snapshot)', restoreBytes, aws.pid, () =>
+      jobs.restore({ manifestId: 'bench-incremental', jobId: `bench-restore-${Date.now()}` }),
+    );
     const actual = await volumeHashes(blocksApi, restored.snapshotId);
     const mismatched = [...expected].filter(([index, hash]) => actual.get(index) !== hash).length;
     if (mismatched > 0 || actual.size !== expected.size)
@@ -387,12 +402,12 @@ async function main(): Promise<void> {
     // --- Figures ---
     const stored = await bucketBytes(s3, repositoryKeys.dir);
     const [ebsRead, rawPut, backup, incr, restore] = phases as [Phase, Phase, Phase, Phase, Phase];
-    const f = full.manifest.stats;
+    const f = full.stats;
     const moto = motoUsage(aws.pid);
     const lines = [
       `data mover benchmark: ${sizeMiB} MiB image, ${blocks} blocks of 512 KiB in a ${volumeGiB} GiB volume; moto at ${endpoint}`,
       `content: ${[...counts].map(([k, n]) => `${k} ${n}`).join(', ')}; ${listed.length} blocks listed by EBS (${(listedBytes / MiB).toFixed(0)} MiB)`,
-      `concurrency: ${BLOCK_CONCURRENCY} EBS calls, ${UPLOAD_CONCURRENCY} S3 uploads of ${perObject * 0.5} MiB (raw PUT: ${raw.objects} objects)`,
+      `concurrency: ${BLOCK_CONCURRENCY} EBS calls; raw PUT ${UPLOAD_CONCURRENCY} S3 uploads of ${perObject * 0.5} MiB (${raw.objects} objects), the data mover's writer 4 of its packs`,
       ...phases.map(row),
       `ratio full backup / raw S3 PUT: ${(rate(backup.bytes, backup.seconds) / rate(rawPut.bytes, rawPut.seconds)).toFixed(2)} (target >= 0.8)`,
       `ratio full backup / (EBS read alone + raw S3 PUT, one after the other): ${((ebsRead.seconds + rawPut.seconds) / backup.seconds).toFixed(2)}`,
@@ -403,7 +418,8 @@ async function main(): Promise<void> {
       `incremental: ${incremental.run.blocksRead} of ${listed.length} listed blocks read (${((100 * incremental.run.blocksRead) / listed.length).toFixed(2)}%; ${((100 * incremental.run.blocksRead) / blocks).toFixed(2)}% of the volume's ${blocks}; target <= 2%), ${incr.seconds.toFixed(1)} s`,
       `restore: ${restored.blocksWritten} blocks written, ${rate(restore.bytes, restore.seconds).toFixed(1)} MiB/s; verified: ${actual.size} blocks identical (SHA-256); for reference, seeding wrote ${rate(listedBytes, seedSeconds).toFixed(1)} MiB/s (PutSnapshotBlock alone, 16 at once)`,
       `load average (1, 5, 15 min) at start ${loadAtStart}, at the end ${load()} (2 cores: other work slows every phase)`,
-      `moto RSS at the end ${moto.rssMiB.toFixed(0)} MiB, peak ${moto.peakRssMiB.toFixed(0)} MiB; this process peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+      `data mover peak RSS (each job its own process, as the Fargate task): full backup ${backup.peakRssMiB?.toFixed(0)} MiB, incremental ${incr.peakRssMiB?.toFixed(0)} MiB, restore ${restore.peakRssMiB?.toFixed(0)} MiB; bound ${RSS_BOUND_MIB} MiB: ${Math.max(backup.peakRssMiB ?? 0, incr.peakRssMiB ?? 0, restore.peakRssMiB ?? 0) <= RSS_BOUND_MIB ? 'within' : 'OVER'}`,
+      `moto RSS at the end ${moto.rssMiB.toFixed(0)} MiB, peak ${moto.peakRssMiB.toFixed(0)} MiB; this process (which holds the image) peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

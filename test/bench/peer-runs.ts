@@ -28,6 +28,15 @@ export async function timed(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Promise<Measured> {
+  return (await timedWithOutput(command, args, env)).measured;
+}
+
+/** As `timed`, with what the command printed on stdout (a data-mover job's progress document). */
+export async function timedWithOutput(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ measured: Measured; stdout: string }> {
   const report = join(process.env.TMPDIR ?? '/tmp', `bench-time-${process.pid}-${Date.now()}`);
   const started = process.hrtime.bigint();
   const child = spawn('/usr/bin/time', ['-f', '%U %S %M', '-o', report, command, ...args], {
@@ -35,7 +44,11 @@ export async function timed(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: Buffer[] = [];
-  child.stdout.on('data', (b: Buffer) => output.push(b));
+  const stdout: Buffer[] = [];
+  child.stdout.on('data', (b: Buffer) => {
+    output.push(b);
+    stdout.push(b);
+  });
   child.stderr.on('data', (b: Buffer) => output.push(b));
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -45,7 +58,10 @@ export async function timed(
   }
   const [user = 0, system = 0, rssKiB = 0] =
     (await readFile(report, 'utf8')).trim().split('\n').at(-1)?.split(' ').map(Number) ?? [];
-  return { seconds, cpuSeconds: user + system, peakRssMiB: rssKiB / 1024 };
+  return {
+    measured: { seconds, cpuSeconds: user + system, peakRssMiB: rssKiB / 1024 },
+    stdout: Buffer.concat(stdout).toString('utf8'),
+  };
 }
 
 export interface Tool {
@@ -71,7 +87,8 @@ export interface Endpoint {
  */
 export async function lifeboatBundle(options: {
   dir: string;
-  setTimes: string;
+  /** The set-times helper file restores use (block jobs need none). */
+  setTimes?: string;
   prebuilt?: string;
 }): Promise<string> {
   await mkdir(options.dir, { recursive: true });
@@ -96,7 +113,7 @@ export async function lifeboatBundle(options: {
       ],
       { cwd: repoRoot },
     );
-  await copyFile(options.setTimes, join(options.dir, 'set-times'));
+  if (options.setTimes) await copyFile(options.setTimes, join(options.dir, 'set-times'));
   return main;
 }
 

@@ -366,6 +366,52 @@ describe('file mode round trip', () => {
     expect(sha(await readFile(join(target, 'compressible.txt')))).toBe(sha(compressible));
   });
 
+  it('walks a re-run once, its progress total the parent’s until the walk has found it all', async () => {
+    // Prepare
+    const parent = await repo.readManifest('full-1');
+    const measured: FileBackupProgress[] = [];
+    const estimated: FileBackupProgress[] = [];
+
+    // Act: a full backup, and a re-run against full-1.
+    const full = await backupFileTree({
+      repository: repo,
+      clock,
+      root: source,
+      manifestId: 'progress-full',
+      chunking: CHUNKING,
+      onProgress: (p) => measured.push(p),
+    });
+    const rerun = await backupFileTree({
+      repository: repo,
+      clock,
+      root: source,
+      manifestId: 'progress-rerun',
+      parent: 'full-1',
+      chunking: CHUNKING,
+      onProgress: (p) => estimated.push(p),
+    });
+
+    // Assess: measured first without a parent; with one, no walk ran before the backup's own
+    // (its first report knows of fewer files than there are), the parent's total stands in, and
+    // the last report has the exact totals.
+    const files = full.files;
+    expect(measured[0]).toMatchObject({ totalKnown: true, filesTotal: files });
+    expect(measured[0]?.bytesTotal).toBe(full.manifest.stats.totalBytes);
+    const first = estimated[0] as FileBackupProgress;
+    const last = estimated.at(-1) as FileBackupProgress;
+    expect(first.totalKnown).toBe(false);
+    expect(first.filesTotal).toBeLessThan(files);
+    expect(first.bytesTotal).toBeGreaterThanOrEqual(parent.stats.totalBytes);
+    for (const p of estimated.slice(0, -1)) expect(p.totalKnown).toBe(false);
+    expect(last).toMatchObject({
+      totalKnown: true,
+      filesTotal: rerun.files,
+      filesDone: rerun.files,
+      bytesTotal: rerun.manifest.stats.totalBytes,
+      bytesDone: rerun.manifest.stats.totalBytes,
+    });
+  });
+
   it('restores again into the same directory, replacing what was changed there since', async () => {
     const target = await temp('file-mode-dst-');
     await restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'full-1', target });
