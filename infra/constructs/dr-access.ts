@@ -21,6 +21,8 @@ export interface DrTarget {
   readonly region: string;
   /** The DR account's key that copies of volumes are re-encrypted with (snapshot copies). */
   readonly kmsKeyArn?: string;
+  /** The DR account's role VolumeOperations makes snapshot copies through (copySnapshots roleArn). */
+  readonly roleArn?: string;
 }
 
 /** Replication of the backups and the repository into a bucket of the DR account. */
