@@ -41,6 +41,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   volumeRegion: '--volume-region',
   volumeAccountRoleArn: '--volume-account-role-arn',
   volumeAccountExternalId: '--volume-account-external-id',
+  copySnapshots: '--copy-snapshots',
 };
 
 /** `backup.spec.ttl` → `--ttl`; `restore.metadata.name` → `NAME`; otherwise the path itself. */

@@ -3,7 +3,7 @@
  * usable as a construct library.
  */
 import { CfnOutput, type Duration, Stack, type StackProps } from 'aws-cdk-lib';
-import type { IPrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IPrincipal, IRole } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import {
   S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY,
@@ -20,6 +20,7 @@ import { DrillWorkflow } from './constructs/drill-workflow.js';
 import { OutcomeEvents } from './constructs/outcome-events.js';
 import { RestoreWorkflow } from './constructs/restore-workflow.js';
 import { Schedules } from './constructs/schedules.js';
+import { grantSnapshotCopies, grantVolumeHomeRoles } from './constructs/snapshot-copy-access.js';
 
 export interface LifeboatStackProps extends StackProps {
   /** EKS clusters (same account and region) this deployment backs up, by name. */
@@ -95,6 +96,15 @@ export class LifeboatStack extends Stack {
       prefix: store.prefix,
       targets: props.drTargets ?? [],
       stack: this,
+    });
+    // copySnapshots to the DR targets, and restored volumes made through the volume-home roles.
+    grantSnapshotCopies({
+      role: (this.backup.node.findChild('VolumeOperations') as NodejsFunction).role as IRole,
+      targets: props.drTargets ?? [],
+    });
+    grantVolumeHomeRoles({
+      role: (this.restore.node.findChild('RestoreVolumes') as NodejsFunction).role as IRole,
+      roles: props.crossAccountRestoreRoles ?? [],
     });
     this.deletion = new DeleteWorkflow(this, 'Delete', { store, dataMover: this.dataMover });
     // DR drills: the restore workflow run as a nested execution, then checked and reported.

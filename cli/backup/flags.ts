@@ -78,6 +78,11 @@ export const backupCreateFlags = {
   ...WHERE,
   output: OUTPUT,
   help: HELP,
+  'copy-snapshots': {
+    type: 'string',
+    value: '[ACCOUNT]:REGION[:KMS_KEY][:ROLE_ARN[#EXTERNAL_ID]],…',
+    help: "Lifeboat: copy each EBS snapshot into these accounts and regions for DR (copySnapshots; no ACCOUNT: the backup's own)",
+  },
 } as const satisfies Record<string, FlagSpec>;
 
 export const backupGetFlags = {

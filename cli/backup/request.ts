@@ -44,6 +44,28 @@ function labelsFlag(text: string | undefined): Record<string, string> | undefine
   );
 }
 
+/**
+ * Lifeboat's `--copy-snapshots '[ACCOUNT]:REGION[:KMS_KEY][:ROLE_ARN[#EXTERNAL_ID]],…'`: the role
+ * ARN, when given, ends an entry; the fields are checked by the request's validation.
+ */
+export function copySnapshotsFlag(text: string | undefined): Record<string, string>[] | undefined {
+  if (text === undefined) return undefined;
+  return (csv(text) ?? []).map((entry) => {
+    const role = /:(arn:aws[\w-]*:iam::[^#]*)(?:#(.*))?$/.exec(entry);
+    const [account = '', region = '', ...key] = (role ? entry.slice(0, role.index) : entry).split(':');
+    if (!region)
+      throw new UsageError(`--copy-snapshots: "${entry}" is not [ACCOUNT]:REGION[:KMS_KEY][:ROLE_ARN]`);
+    const kmsKeyId = key.join(':');
+    return {
+      ...(account ? { account } : {}),
+      region,
+      ...(kmsKeyId ? { kmsKeyId } : {}),
+      ...(role?.[1] ? { roleArn: role[1] } : {}),
+      ...(role?.[2] ? { externalId: role[2] } : {}),
+    };
+  });
+}
+
 /** The Backup's spec: only the fields a flag set, in Velero's names. */
 function backupSpec(values: CreateFlags): Record<string, unknown> {
   const selectors = labelSelectors(values);
@@ -68,6 +90,7 @@ function backupSpec(values: CreateFlags): Record<string, unknown> {
       csiSnapshotTimeout: values['csi-snapshot-timeout'],
       itemOperationTimeout: values['item-operation-timeout'],
       resourcePolicy: resourcePolicyFlag(values['resource-policies-configmap']),
+      copySnapshots: copySnapshotsFlag(values['copy-snapshots']),
     }).filter(([, v]) => v !== undefined),
   );
 }

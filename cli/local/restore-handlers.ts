@@ -15,6 +15,7 @@ import { restoreVolumes } from '../../functions/restore-volumes/restore-volumes.
 import { runRestoreRecipeHook } from '../../functions/run-restore-recipe-hook/run-restore-recipe-hook.js';
 import { validateRestore } from '../../functions/validate-restore/validate-restore.js';
 import { ambientEbsSnapshotter } from '../../shared/adapters/ebs-snapshotter.js';
+import { ebsSnapshotterAt } from '../../shared/adapters/ebs-volume-places.js';
 import { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import { KubernetesPodExec } from '../../shared/adapters/kubernetes-pod-exec.js';
 import type { JsonValue } from '../../shared/adapters/local-state-machine.js';
@@ -139,6 +140,7 @@ function planRestoreHandler({ options, store, cluster, phases }: RestoreTaskCont
         cluster,
         inlineHookLimitMs: (options.inlineHookLimitSeconds ?? 600) * 1000,
         ...(options.chunkSize ? { chunkSize: options.chunkSize } : {}),
+        ...(options.volumeHome ? { volumeHome: options.volumeHome } : {}),
       },
     );
     phases.clear();
@@ -163,6 +165,7 @@ function restoreVolumesHandler({ options, store, clock }: RestoreTaskContext): H
         store,
         clock,
         snapshotter: options.snapshotter ?? ambientEbsSnapshotter(),
+        snapshotterAt: options.snapshotterAt ?? ebsSnapshotterAt(),
         ...(mover
           ? {
               dataMover: {

@@ -5,11 +5,12 @@
 import type { KubernetesCluster } from '../../shared/adapters/kubernetes-cluster.js';
 import type { ExecutionEvent } from '../../shared/adapters/local-state-machine.js';
 import type { ChunkTotals } from '../../shared/contracts/restore-run.js';
+import type { VolumeHome } from '../../shared/domain/volumes/snapshot-copies.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
-import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import type { Snapshotter, SnapshotterAt } from '../../shared/ports/snapshotter.js';
 import type { LocalDataMover } from './local-data-mover.js';
 
 /** One RestorePhase invocation that returned, with when it ran (performance.now() milliseconds). */
@@ -87,4 +88,14 @@ export interface LocalRestoreOptions {
   readonly dataMover?: LocalDataMover;
   /** The lease of the run's claim on its name, renewed while the run lives (default 30 s). */
   readonly claimLeaseSeconds?: number;
+  /**
+   * EC2 where a request sends its volumes (volumeRegion, volumeAccountRoleArn through STS
+   * AssumeRole); unset, one on the ambient AWS configuration is made.
+   */
+  readonly snapshotterAt?: SnapshotterAt;
+  /**
+   * A DR restore's own account and region (as a DR deployment's LIFEBOAT_DEPLOYMENT_ACCOUNT and
+   * AWS_REGION): every volume lands there, from the snapshot copies made for it.
+   */
+  readonly volumeHome?: VolumeHome;
 }

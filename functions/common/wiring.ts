@@ -8,6 +8,7 @@ import { KubernetesCsiSnapshots } from '../../shared/adapters/kubernetes-csi-sna
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import type { RepositoryLocation } from '../../shared/contracts/data-mover-job.js';
 import { backupKeys, restoreKeys } from '../../shared/domain/storage/keys.js';
+import type { VolumeHome } from '../../shared/domain/volumes/snapshot-copies.js';
 import type { CsiSnapshots } from '../../shared/ports/csi-snapshots.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { PodExec } from '../../shared/ports/pod-exec.js';
@@ -32,6 +33,17 @@ export const store = drSource ? new BackupLocationStore(aws.store, drSource) : a
 /** Named backup locations besides the deployment's own, listed read only. */
 export const locations: Readonly<Record<string, ObjectStore>> = drSource ? { [DR_LOCATION]: drSource } : {};
 export const callbacks = aws.callbacks;
+
+/**
+ * A DR deployment's own account and region: where its restores' volumes land, from the snapshot
+ * copies made for it (PlanRestore); undefined elsewhere.
+ */
+export const volumeHome: VolumeHome | undefined = drSource
+  ? {
+      ...(env.LIFEBOAT_DEPLOYMENT_ACCOUNT ? { account: env.LIFEBOAT_DEPLOYMENT_ACCOUNT } : {}),
+      region: env.AWS_REGION,
+    }
+  : undefined;
 
 /** EC2 for native snapshots, in the function's region. */
 export function snapshotter(): Snapshotter {

@@ -1,7 +1,7 @@
 /** Lambda entry of PlanRestore. */
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clusterNamed, env, store } from '../common/wiring.js';
+import { clusterNamed, env, store, volumeHome } from '../common/wiring.js';
 import { planRestore } from './plan-restore.js';
 
 export const handler = lambdaHandler('PlanRestore', async (event: { run?: unknown }, signal) => {
@@ -12,6 +12,7 @@ export const handler = lambdaHandler('PlanRestore', async (event: { run?: unknow
       store,
       cluster: await clusterNamed(run.cluster),
       inlineHookLimitMs: env.LIFEBOAT_INLINE_HOOK_LIMIT_SECONDS * 1000,
+      ...(volumeHome ? { volumeHome } : {}),
       signal,
     },
   );

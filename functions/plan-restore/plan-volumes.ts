@@ -79,6 +79,8 @@ interface VolumePlannerOptions {
   readonly cluster: ClusterWriter;
   readonly now: () => Date;
   readonly signal?: AbortSignal;
+  /** A DR deployment's own account and region (PlanRestoreDeps.volumeHome). */
+  readonly deploymentHome?: VolumeHome;
 }
 
 export function volumePlanner(options: VolumePlannerOptions): VolumePlanner {
@@ -112,7 +114,7 @@ async function finishVolumePlan(
     ...(spec.restorePVs !== undefined ? { restorePVs: spec.restorePVs } : {}),
     ...(spec.namespaceMapping ? { namespaceMapping: spec.namespaceMapping } : {}),
     ...(spec.volumeAvailabilityZone ? { availabilityZone: spec.volumeAvailabilityZone } : {}),
-    ...volumeHomeOf(spec),
+    ...volumeHomeOf(spec, options.deploymentHome),
     ...existing,
     names: {
       // Velero: `velero-clone-` and a UUID; derived here so a retried plan agrees with itself.
@@ -142,18 +144,25 @@ async function finishVolumePlan(
 
 /**
  * Where the restore's volumes land when the request sends them to another region or account:
- * the region it names, the account of the role it names (else the backup's own). Native and CSI
- * snapshots come back there only from their copies (copySnapshots).
+ * the region it names, the account of the role it names (else the backup's own). In a DR
+ * deployment (`deployment`: its own account and region) they land elsewhere by definition: in
+ * its own account and region unless the request names others. Native and CSI snapshots come
+ * back there only from their copies (copySnapshots).
  */
-export function volumeHomeOf(spec: Pick<RestoreSpec, 'volumeRegion' | 'volumeAccountRoleArn'>): {
+export function volumeHomeOf(
+  spec: Pick<RestoreSpec, 'volumeRegion' | 'volumeAccountRoleArn'>,
+  deployment?: VolumeHome,
+): {
   elsewhere?: true;
   home?: VolumeHome;
 } {
-  if (!spec.volumeRegion && !spec.volumeAccountRoleArn) return {};
-  const account = /^arn:aws[a-z-]*:iam::(\d{12}):role\//.exec(spec.volumeAccountRoleArn ?? '')?.[1];
+  if (!spec.volumeRegion && !spec.volumeAccountRoleArn && !deployment) return {};
+  const account =
+    /^arn:aws[a-z-]*:iam::(\d{12}):role\//.exec(spec.volumeAccountRoleArn ?? '')?.[1] ?? deployment?.account;
+  const region = spec.volumeRegion ?? deployment?.region;
   return {
     elsewhere: true,
-    home: { ...(account ? { account } : {}), ...(spec.volumeRegion ? { region: spec.volumeRegion } : {}) },
+    home: { ...(account ? { account } : {}), ...(region ? { region } : {}) },
   };
 }
 

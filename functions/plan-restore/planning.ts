@@ -8,6 +8,7 @@ import { systemClock } from '../../shared/adapters/system-clock.js';
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
 import type { PlannedItem, RestoreRun } from '../../shared/contracts/restore-run.js';
 import type { RestoreItemOptions } from '../../shared/domain/restore/item.js';
+import type { VolumeHome } from '../../shared/domain/volumes/snapshot-copies.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
@@ -31,6 +32,12 @@ export interface PlanRestoreDeps {
   /** Times the volume plan's log lines (the system clock unless set). */
   readonly clock?: Clock;
   readonly signal?: AbortSignal;
+  /**
+   * Where this deployment makes volumes when that is never where the backups were made: a DR
+   * deployment's own account and region. Set, every restore's volumes land elsewhere (from
+   * snapshot copies there), unless the request names another region or account.
+   */
+  readonly volumeHome?: VolumeHome;
 }
 
 /** What the pass over the archive found besides the items it planned at once. */
@@ -99,6 +106,7 @@ export async function startPlanning(options: {
     infos: await loadBackupVolumeInfos({ store: deps.store, backupName: run.backupName, ...signalOf(deps) }),
     cluster: deps.cluster,
     now: () => (deps.clock ?? systemClock).now(),
+    ...(deps.volumeHome ? { deploymentHome: deps.volumeHome } : {}),
     ...signalOf(deps),
   });
   const recipe = await planRecipeSteps({

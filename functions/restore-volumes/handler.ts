@@ -1,7 +1,9 @@
 /**
- * Lambda entry of RestoreVolumes: re-creates native snapshot volumes before the phases, and
- * hands volumes moved to the repository to the data mover.
+ * Lambda entry of RestoreVolumes: re-creates native snapshot volumes before the phases (where
+ * the request sends them: snapshotterAt), and hands moved volumes to the data mover.
  */
+
+import { ebsSnapshotterAt } from '../../shared/adapters/ebs-volume-places.js';
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
@@ -9,6 +11,7 @@ import { clock, dataMoverRepository, env, renewRun, snapshotter, store } from '.
 import { restoreVolumes } from './restore-volumes.js';
 
 const repository = dataMoverRepository();
+const snapshotterAt = ebsSnapshotterAt({ defaultRegion: env.AWS_REGION });
 
 export const handler = lambdaHandler('RestoreVolumes', async (event: unknown, signal) => {
   // The same shape as VolumeOperations': the run, and the data-mover jobs the last Map ran.
@@ -21,6 +24,7 @@ export const handler = lambdaHandler('RestoreVolumes', async (event: unknown, si
       store,
       clock,
       snapshotter: snapshotter(),
+      snapshotterAt,
       ...(repository ? { dataMover: { repository, region: env.AWS_REGION } } : {}),
       signal,
     },

@@ -33,13 +33,18 @@ import type { LogEvent } from '../../shared/domain/storage/log.js';
 import { withVolumeId } from '../../shared/domain/volumes/restore-objects.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import type { Snapshotter } from '../../shared/ports/snapshotter.js';
+import type { Snapshotter, SnapshotterAt, VolumePlace } from '../../shared/ports/snapshotter.js';
 import { advanceMovedVolumes, type RestoreDataMover } from './moved-volumes.js';
 
 export interface RestoreVolumesDeps {
   readonly store: ObjectStore;
   /** EC2; without one, every planned volume is an error of the restore. */
   readonly snapshotter?: Snapshotter;
+  /**
+   * EC2 where the request sends the volumes (volumeRegion, volumeAccountRoleArn): the volumes
+   * are created, tagged and waited for there. Unset, such volumes are errors of the restore.
+   */
+  readonly snapshotterAt?: SnapshotterAt;
   readonly clock: Clock;
   /** The data mover's repository, for volumes restored from it; unset, those volumes fail. */
   readonly dataMover?: RestoreDataMover;
@@ -109,6 +114,10 @@ interface VolumesCall {
   readonly plan: VolumePlan;
   readonly progress: VolumesProgress;
   readonly deps: RestoreVolumesDeps;
+  /** EC2 where the volumes land (the request's region and account, else the function's own). */
+  readonly snapshotter: Snapshotter | undefined;
+  /** Where that is, when it is not the function's own ('' otherwise), for messages. */
+  readonly where: string;
   /** itemOperationTimeout, and when it ends (counted from the first call). */
   readonly timeoutMs: number;
   readonly deadline: number;
@@ -163,6 +172,7 @@ function volumesCall(
     plan: state.plan,
     progress,
     deps,
+    ...volumePlaceOf(state.spec, deps),
     timeoutMs: state.timeoutMs,
     deadline: Date.parse(progress.startedAt) + state.timeoutMs,
     withSignal: deps.signal ? { signal: deps.signal } : {},
@@ -180,13 +190,41 @@ function volumesCall(
   };
 }
 
+/**
+ * EC2 where the request sends the restored volumes: in its volumeRegion, through its
+ * volumeAccountRoleArn (with volumeAccountExternalId); the function's own EC2 otherwise.
+ */
+function volumePlaceOf(
+  spec: RestoreSpec,
+  deps: RestoreVolumesDeps,
+): { snapshotter: Snapshotter | undefined; where: string } {
+  const place: VolumePlace = {
+    ...(spec.volumeRegion ? { region: spec.volumeRegion } : {}),
+    ...(spec.volumeAccountRoleArn ? { roleArn: spec.volumeAccountRoleArn } : {}),
+    ...(spec.volumeAccountExternalId ? { externalId: spec.volumeAccountExternalId } : {}),
+  };
+  if (!place.region && !place.roleArn) return { snapshotter: deps.snapshotter, where: '' };
+  const where = [
+    place.region ? `region ${place.region}` : '',
+    place.roleArn ? `through ${place.roleArn}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return { snapshotter: deps.snapshotterAt?.(place), where };
+}
+
 /** Creates (or finds again) every native volume not created yet. */
 async function createNativeVolumes(call: VolumesCall, natives: readonly NativeVolume[]): Promise<void> {
-  const { snapshotter } = call.deps;
+  const { snapshotter } = call;
   for (const volume of natives) {
     if (call.progress.volumes[volume.pvName]?.volumeId || call.settled(volume.pvName)) continue;
     if (!snapshotter) {
-      call.fail(volume.pvName, 'this restore has no EC2 access to create volumes from native snapshots');
+      call.fail(
+        volume.pvName,
+        call.where
+          ? `this restore has no EC2 access in ${call.where} to create volumes from native snapshots there`
+          : 'this restore has no EC2 access to create volumes from native snapshots',
+      );
       continue;
     }
     try {
@@ -238,7 +276,7 @@ async function createNativeVolume(options: {
   call.progress.volumes[volume.pvName] = { volumeId, state: found?.state ?? 'creating' };
   call.note(
     'info',
-    `${found ? 'Found' : 'Created'} volume ${volumeId} from snapshot ${volume.snapshotHandle} in ${volume.availabilityZone}`,
+    `${found ? 'Found' : 'Created'} volume ${volumeId} from snapshot ${volume.snapshotHandle} in ${volume.availabilityZone}${call.where ? ` (${call.where})` : ''}`,
     volume.pvName,
   );
 }
@@ -261,7 +299,7 @@ async function pollNewVolumes(call: VolumesCall, natives: readonly NativeVolume[
     for (const pvName of unsettled(call, natives)) {
       const volumeId = progress.volumes[pvName]?.volumeId ?? '';
       try {
-        const status = await (deps.snapshotter as Snapshotter).volumeStatus(volumeId, call.withSignal);
+        const status = await (call.snapshotter as Snapshotter).volumeStatus(volumeId, call.withSignal);
         progress.volumes[pvName] = { volumeId, state: status.state };
         if (status.state === 'error' || status.state === 'deleting' || status.state === 'deleted')
           call.fail(pvName, `volume ${volumeId} is ${status.state}`);

@@ -1,6 +1,7 @@
 /**
  * The cross-account DR settings of the CDK app, from context: `lifeboat:drTargets`
- * (`ACCOUNT:REGION[:KMS_KEY_ARN]`, comma-separated, or a JSON array), `lifeboat:replicateTo`
+ * (`ACCOUNT:REGION[:KMS_KEY_ARN][:ROLE_ARN]`, comma-separated, or a JSON array; the role is
+ * the one snapshot copies are made through), `lifeboat:replicateTo`
  * (JSON `{"bucketArn","kmsKeyArn","account"}`), `lifeboat:drSource` (the source bucket's or its
  * replica's ARN) with `lifeboat:drSourceKey`, `lifeboat:drSourcePrefix`,
  * `lifeboat:drSourceRegion`, and `lifeboat:crossAccountRestoreRoles` (role ARNs, comma-separated).
@@ -26,10 +27,15 @@ function drTargets(value: string): DrTarget[] {
     const parsed = json(key, value);
     if (!Array.isArray(parsed)) throw new Error(`-c ${key} must be a JSON array`);
     return parsed.map((t, i) => {
-      const { account, region, kmsKeyArn } = (t ?? {}) as Record<string, unknown>;
+      const { account, region, kmsKeyArn, roleArn } = (t ?? {}) as Record<string, unknown>;
       if (typeof account !== 'string' || typeof region !== 'string')
         throw new Error(`-c ${key}[${i}] needs "account" and "region"`);
-      return { account, region, ...(typeof kmsKeyArn === 'string' ? { kmsKeyArn } : {}) };
+      return {
+        account,
+        region,
+        ...(typeof kmsKeyArn === 'string' ? { kmsKeyArn } : {}),
+        ...(typeof roleArn === 'string' ? { roleArn: copyRole(`${key}[${i}].roleArn`, roleArn) } : {}),
+      };
     });
   }
   return value
@@ -37,11 +43,26 @@ function drTargets(value: string): DrTarget[] {
     .map((t) => t.trim())
     .filter(Boolean)
     .map((t) => {
-      const [account = '', region = '', ...key_] = t.split(':');
-      if (!account || !region) throw new Error(`-c ${key}: "${t}" is not ACCOUNT:REGION[:KMS_KEY_ARN]`);
+      // The copy role's ARN, when given, ends the entry: ACCOUNT:REGION[:KMS_KEY_ARN][:ROLE_ARN].
+      const role = /:(arn:aws[\w-]*:iam::.*)$/.exec(t);
+      const [account = '', region = '', ...key_] = (role ? t.slice(0, role.index) : t).split(':');
+      if (!account || !region)
+        throw new Error(`-c ${key}: "${t}" is not ACCOUNT:REGION[:KMS_KEY_ARN][:ROLE_ARN]`);
       const kmsKeyArn = key_.join(':');
-      return { account, region, ...(kmsKeyArn ? { kmsKeyArn } : {}) };
+      return {
+        account,
+        region,
+        ...(kmsKeyArn ? { kmsKeyArn } : {}),
+        ...(role?.[1] ? { roleArn: copyRole(key, role[1]) } : {}),
+      };
     });
+}
+
+/** A DR target's copy role: an IAM role ARN, else the synth fails naming the key. */
+function copyRole(key: string, roleArn: string): string {
+  if (!/^arn:aws[\w-]*:iam::\d{12}:role\/.+$/.test(roleArn))
+    throw new Error(`-c ${key} must be an IAM role ARN, not "${roleArn}"`);
+  return roleArn;
 }
 
 function replicateTo(value: string): ReplicaTarget {

@@ -21,6 +21,8 @@ export interface DrTarget {
   readonly region: string;
   /** The DR account's key that copies of volumes are re-encrypted with (snapshot copies). */
   readonly kmsKeyArn?: string;
+  /** The DR account's role VolumeOperations makes snapshot copies through (copySnapshots roleArn). */
+  readonly roleArn?: string;
 }
 
 /** Replication of the backups and the repository into a bucket of the DR account. */
@@ -184,13 +186,21 @@ export function sourceBucketName(source: DrSource): string {
   return name;
 }
 
-/** The environment naming the DR source location, for every function that reads it. */
-export function drSourceEnvironment(options: { source: DrSource; region: string }): Record<string, string> {
+/**
+ * The environment naming the DR source location, for every function that reads it, and the
+ * deployment's own account (`account`): where its restores' volumes land.
+ */
+export function drSourceEnvironment(options: {
+  source: DrSource;
+  region: string;
+  account?: string;
+}): Record<string, string> {
   const { source } = options;
   return {
     LIFEBOAT_DR_SOURCE_BUCKET: sourceBucketName(source),
     LIFEBOAT_DR_SOURCE_PREFIX: source.prefix ?? '',
     LIFEBOAT_DR_SOURCE_REGION: source.region ?? options.region,
+    ...(options.account ? { LIFEBOAT_DEPLOYMENT_ACCOUNT: options.account } : {}),
   };
 }
 

@@ -82,7 +82,9 @@ export function stepFunction(scope: Construct, name: string, options: StepFuncti
     environment: {
       ...options.environment,
       ...(options.store.objectLockMode ? { LIFEBOAT_OBJECT_LOCK_MODE: options.store.objectLockMode } : {}),
-      ...(drSource ? drSourceEnvironment({ source: drSource, region: stack.region }) : {}),
+      ...(drSource
+        ? drSourceEnvironment({ source: drSource, region: stack.region, account: stack.account })
+        : {}),
     },
     logGroup,
     role,

@@ -12,6 +12,7 @@ import {
   ModifySnapshotAttributeCommand,
 } from '@aws-sdk/client-ec2';
 import { CreateGrantCommand, KMSClient, KMSServiceException } from '@aws-sdk/client-kms';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { CloudRequestRefused } from '../domain/errors.js';
 import type { Tag } from '../domain/volumes/ebs-volume.js';
 import type { CopyTarget } from '../domain/volumes/snapshot-copies.js';
@@ -32,14 +33,22 @@ export class EbsSnapshotCopies implements SnapshotCopies {
   private readonly kms: KMSClient;
   private readonly targets = new Map<string, { ec2: EC2Client; snapshotter: EbsSnapshotter }>();
   private readonly endpoint: string | undefined;
+  private readonly credentials: AwsCredentialIdentity | AwsCredentialIdentityProvider | undefined;
 
-  constructor(options: { sourceRegion: string; endpoint?: string }) {
+  /** `credentials`: the source account's (default: the chain's), roles are assumed from them. */
+  constructor(options: {
+    sourceRegion: string;
+    endpoint?: string;
+    credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider;
+  }) {
     this.sourceRegion = options.sourceRegion;
     this.endpoint = options.endpoint;
+    this.credentials = options.credentials;
     const at = {
       region: options.sourceRegion,
       maxAttempts: 8,
       ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
     };
     this.ec2 = new EC2Client(at);
     this.kms = new KMSClient(at);
@@ -55,8 +64,9 @@ export class EbsSnapshotCopies implements SnapshotCopies {
             roleArn: target.roleArn,
             ...(target.externalId ? { externalId: target.externalId } : {}),
             ...(this.endpoint ? { endpoint: this.endpoint } : {}),
+            ...(this.credentials ? { credentials: this.credentials } : {}),
           })
-        : undefined;
+        : this.credentials;
       const ec2 = new EC2Client({
         region: target.region,
         maxAttempts: 8,

@@ -91,3 +91,17 @@ export interface Snapshotter {
   /** Deletes a snapshot; one already gone is not an error (Velero ignores InvalidSnapshot.NotFound). */
   deleteSnapshot(snapshotId: string, options?: { signal?: AbortSignal }): Promise<void>;
 }
+
+/**
+ * Where a restore's volumes are made when they land elsewhere: another region, and another
+ * account reached through its role (`externalId` as the role's trust policy asks). Unset fields:
+ * the caller's own.
+ */
+export interface VolumePlace {
+  readonly region?: string;
+  readonly roleArn?: string;
+  readonly externalId?: string;
+}
+
+/** EC2 in a volume place: the snapshotter that creates, tags and waits for volumes there. */
+export type SnapshotterAt = (place: VolumePlace) => Snapshotter;

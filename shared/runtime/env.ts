@@ -35,6 +35,11 @@ export const lambdaEnv = z.object({
   LIFEBOAT_SCHEDULE_TARGET_ARN: z.string().min(1).optional(),
   LIFEBOAT_SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
   LIFEBOAT_SCHEDULE_DEAD_LETTER_ARN: z.string().min(1).optional(),
+  /**
+   * A DR deployment's own account (set with the DR source): its restores' volumes land there, in
+   * AWS_REGION, from the snapshot copies made for it.
+   */
+  LIFEBOAT_DEPLOYMENT_ACCOUNT: z.string().min(1).optional(),
   /** Path-style S3 addressing, for S3-compatible endpoints. */
   LIFEBOAT_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
 });

@@ -48,14 +48,17 @@ export function persistentVolumeAction(options: {
 }): PersistentVolumeAction {
   const { pv, info } = options;
   if (!info) return { action: 'restore', reason: 'the backup has no volume info for it' };
-  if (info.snapshotDataMoved) return movedDataAction({ ...options, info });
+  if (info.snapshotDataMoved) return inHomeRegion(movedDataAction({ ...options, info }), options);
   switch (info.backupMethod) {
     case 'NativeSnapshot': {
       if (!options.elsewhere) return nativeSnapshotAction({ ...options, info });
       // A snapshot cannot leave its account and region: only its copy there can be used.
       const copy = snapshotCopyFor(info, options.home ?? {});
       if ('reason' in copy) return { action: 'fail', reason: copy.reason };
-      return nativeSnapshotAction({ ...options, info, snapshotHandle: copy.snapshotHandle });
+      return inHomeRegion(
+        nativeSnapshotAction({ ...options, info, snapshotHandle: copy.snapshotHandle }),
+        options,
+      );
     }
     case 'PodVolumeBackup':
       // Velero: the PVC is re-provisioned and its pod volume restore fills it.
@@ -75,6 +78,25 @@ export function persistentVolumeAction(options: {
         : { action: 'restore', reason: "it doesn't have a snapshot and its reclaim policy is not Delete" };
     }
   }
+}
+
+/**
+ * A volume re-created elsewhere must be made in a zone of the region it lands in: the zone
+ * recorded in the backup is its source region's, so the restore must name one there.
+ */
+function inHomeRegion(
+  action: PersistentVolumeAction,
+  options: { elsewhere?: boolean; home?: VolumeHome },
+): PersistentVolumeAction {
+  const region = options.home?.region;
+  if (!options.elsewhere || !region || action.action !== 'from-snapshot') return action;
+  const zone = action.source.availabilityZone;
+  // A zone of a region: `<region><letter>`, or a Local Zone `<region>-<place>-<n><letter>`.
+  if (zone.startsWith(region) && /^([a-z]|-[a-z0-9-]+[a-z])$/.test(zone.slice(region.length))) return action;
+  return {
+    action: 'fail',
+    reason: `its volume is restored in region ${region}, and its availability zone ${zone} is not one of that region: name one (volumeAvailabilityZone)`,
+  };
 }
 
 /** A volume whose snapshot data was moved: restored from the repository, as a native one is placed. */
