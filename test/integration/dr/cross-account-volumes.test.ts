@@ -24,7 +24,9 @@ import {
   type V1PersistentVolume,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLocalDrill } from '../../../cli/local/drill-runtime.js';
 import { type LocalRestoreOptions, runLocalRestore } from '../../../cli/local/restore-runtime.js';
+import { readDrillReport } from '../../../functions/common/drill-records.js';
 import { EbsSnapshotCopies } from '../../../shared/adapters/ebs-snapshot-copies.js';
 import { EbsSnapshotter } from '../../../shared/adapters/ebs-snapshotter.js';
 import { KubernetesCluster } from '../../../shared/adapters/kubernetes-cluster.js';
@@ -224,6 +226,36 @@ describe('DR of EBS volumes from account A, region 1 to account B, region 2', ()
     await expectVolumesFromCopies(dbIn(mapping));
     for (const driver of drivers) expect(driver.errors).toEqual([]);
   });
+
+  it('drills the backup as the DR deployment of account B, region 2: RPO, RTO and no mismatch', async () => {
+    const mapping = mappingTo('d');
+    const name = uniqueName('dr-drill');
+    // A DR deployment restores every volume into its own account and region (its volumeHome),
+    // from the copies made for it; a drill names no zone, so one of that region is chosen.
+    const home = { volumeHome: { account: testEnv().aws.accounts.dr, region: REGION_2 } };
+    const output = await runLocalDrill(
+      {
+        cluster: 'dr',
+        drill: { metadata: { name }, spec: { backupName, namespaceMapping: mapping, readyTimeout: '90s' } },
+      },
+      { ...drDeployment(), ...home, pollSeconds: 1 },
+    );
+    const report = await readDrillReport(store, name);
+    expect(report?.mismatches).toEqual([]);
+    expect(report?.failureReason).toBeUndefined();
+    expect(output).toMatchObject({ name, phase: 'Completed', mismatches: 0 });
+    expect(report).toMatchObject({
+      phase: 'Completed',
+      backup: { name: backupName },
+      restore: { phase: 'Completed' },
+    });
+    expect(report?.rpoSeconds).toBeGreaterThanOrEqual(0);
+    expect(report?.rtoSeconds).toBeGreaterThanOrEqual(0);
+    expect(report?.volumes.map((v) => v.pvc).sort()).toEqual(
+      ['data-csi', 'data-native'].map((c) => `${dbIn(mapping)}/${c}`),
+    );
+    await expectVolumesFromCopies(dbIn(mapping));
+  }, 240_000);
 
   it('without copies: PartiallyFailed, naming each volume and why, with everything else restored', async () => {
     const plainBackup = uniqueName('no-copies');
