@@ -131,10 +131,10 @@ export function startEbsCsiDriver(options: EbsCsiDriverOptions): EbsCsiDriver {
 }
 
 // A conflict, throttling or a server error is retried on the next pass, as a controller requeues;
-// a snapshot API not installed yet is no error either.
+// an object deleted meanwhile, or a snapshot API not installed yet, is no error either.
 function recordError(errors: string[], error: unknown): void {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'number' && (code === 409 || code === 429 || code >= 500)) return;
+  if (typeof code === 'number' && (code === 404 || code === 409 || code === 429 || code >= 500)) return;
   const message = error instanceof Error ? error.message : String(error);
   if (!errors.includes(message)) errors.push(message);
 }
@@ -145,9 +145,7 @@ async function reconcileAll(ctx: ProvisionerContext, errors: string[]): Promise<
   };
   await listVolumeSnapshots(ctx)
     .then((snapshots) => each(snapshots, (vs) => reconcileVolumeSnapshot(ctx, vs)))
-    .catch((e: unknown) => {
-      if ((e as { code?: unknown }).code !== 404) recordError(errors, e);
-    });
+    .catch((e: unknown) => recordError(errors, e));
   await ctx.core
     .listPersistentVolumeClaimForAllNamespaces()
     .then((claims) => each(claims.items, (pvc) => reconcileClaim(ctx, pvc)))
