@@ -41,6 +41,10 @@ const CONTROLLER_OWNED_KINDS: Readonly<Record<string, string>> = {
   'discovery.k8s.io/v1/EndpointSlice': 'endpoint slices are written by the controller from Services',
   'v1/Event': 'Velero never restores events',
   'events.k8s.io/v1/Event': 'Velero never restores events',
+  // Velero: a PV re-provisioned for a CSI snapshot gets a new name, one of a mapped namespace
+  // that exists is renamed velero-clone-<uuid>.
+  'v1/PersistentVolume':
+    'a volume may come back re-provisioned or renamed (velero-clone-…); its claim is waited on until bound',
 };
 
 /** Built-in API groups: objects of any other group (or of a CRD the backup holds) are custom resources. */

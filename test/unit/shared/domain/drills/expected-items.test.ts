@@ -11,6 +11,7 @@ const resourceList = {
   'storage.k8s.io/v1/CSINode': ['node-1'],
   'v1/ConfigMap': ['shop/kube-root-ca.crt', 'shop/web-config'],
   'v1/Namespace': ['db', 'shop'],
+  'v1/PersistentVolume': ['pvc-0f1e2d3c'],
   'v1/PersistentVolumeClaim': ['db/data'],
   'v1/Pod': ['shop/web-5bc87-abcde'],
   'v1/Secret': ['shop/web-secret'],
@@ -43,6 +44,8 @@ describe('the items a drill expects', () => {
     ['v1/ConfigMap shop-dr/kube-root-ca.crt', 'none', undefined],
     ['storage.k8s.io/v1/CSINode node-1', 'none', undefined],
     ['velero.io/v1/BackupRepository velero/default', 'none', undefined],
+    // Re-provisioned from a CSI snapshot (a new name) or renamed velero-clone-…: its claim is waited on.
+    ['v1/PersistentVolume pvc-0f1e2d3c', 'none', undefined],
   ])('checks %s by %s', (label, check, readiness) => {
     const item = find(label);
     expect(item?.check).toBe(check);
