@@ -81,18 +81,23 @@ export function persistentVolumeAction(options: {
 }
 
 /**
- * A volume re-created elsewhere must be made in a zone of the region it lands in: the zone
- * recorded in the backup is its source region's, so the restore must name one there.
+ * A volume re-created elsewhere must be made in a zone of the region it lands in. The zone
+ * recorded in the backup is its source region's: unless the restore names one
+ * (volumeAvailabilityZone), the volume goes to the zone of the same letter there (us-east-1a →
+ * us-west-2a), as a DR deployment restores without anyone naming zones.
  */
 function inHomeRegion(
   action: PersistentVolumeAction,
-  options: { elsewhere?: boolean; home?: VolumeHome },
+  options: { elsewhere?: boolean; home?: VolumeHome; availabilityZone?: string },
 ): PersistentVolumeAction {
   const region = options.home?.region;
   if (!options.elsewhere || !region || action.action !== 'from-snapshot') return action;
   const zone = action.source.availabilityZone;
   // A zone of a region: `<region><letter>`, or a Local Zone `<region>-<place>-<n><letter>`.
   if (zone.startsWith(region) && /^([a-z]|-[a-z0-9-]+[a-z])$/.test(zone.slice(region.length))) return action;
+  // A zone the restore names is taken as named, or refused; only the recorded one is carried over.
+  const letter = options.availabilityZone ? undefined : /\d([a-z])$/.exec(zone)?.[1];
+  if (letter) return { ...action, source: { ...action.source, availabilityZone: `${region}${letter}` } };
   return {
     action: 'fail',
     reason: `its volume is restored in region ${region}, and its availability zone ${zone} is not one of that region: name one (volumeAvailabilityZone)`,

@@ -61,11 +61,20 @@ describe('a native volume restored elsewhere', () => {
     });
   });
 
-  it('fails, naming volumeAvailabilityZone, when its only zone is the backed-up region’s', () => {
-    expect(actionOf({ home: { account: DR_ACCOUNT, region: 'us-west-2' } })).toEqual({
+  it('goes to the zone of the same letter in that region when the restore names none', () => {
+    expect(actionOf({ home: { account: DR_ACCOUNT, region: 'us-west-2' } })).toMatchObject({
+      action: 'from-snapshot',
+      source: { availabilityZone: 'us-west-2a', recordedAvailabilityZone: 'us-east-1a' },
+    });
+  });
+
+  it('fails, naming volumeAvailabilityZone, when the zone the restore names is not of that region', () => {
+    expect(
+      actionOf({ availabilityZone: 'us-east-1b', home: { account: DR_ACCOUNT, region: 'us-west-2' } }),
+    ).toEqual({
       action: 'fail',
       reason:
-        'its volume is restored in region us-west-2, and its availability zone us-east-1a is not one of that region: name one (volumeAvailabilityZone)',
+        'its volume is restored in region us-west-2, and its availability zone us-east-1b is not one of that region: name one (volumeAvailabilityZone)',
     });
   });
 
