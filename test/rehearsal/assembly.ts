@@ -38,8 +38,13 @@ async function filesUnder(path: string): Promise<string[]> {
     .sort();
 }
 
-async function inputsHash(clusters: readonly string[], context: SynthContext = {}): Promise<string> {
+async function inputsHash(
+  clusters: readonly string[],
+  context: SynthContext = {},
+  region?: string,
+): Promise<string> {
   const digest = createHash('sha256').update(clusters.join(','));
+  if (region) digest.update(`\0region=${region}`);
   // Other context keys (the DR rehearsal's stacks); none leaves the single stack's hash as it was.
   for (const [key, value] of Object.entries(context).sort()) digest.update(`\0${key}=${value}`);
   for (const input of INPUTS) {
@@ -75,6 +80,8 @@ export async function runSynth(options: {
   clusters: readonly string[];
   outdir: string;
   context?: SynthContext;
+  /** The region a deployer's configuration names (the CLI's default, us-east-1, without one). */
+  region?: string;
 }): Promise<SynthResult> {
   const args = [
     'cdk',
@@ -88,7 +95,7 @@ export async function runSynth(options: {
   ];
   const child = spawn('npx', args, {
     cwd: ROOT,
-    env: withoutAws(process.env),
+    env: { ...withoutAws(process.env), ...(options.region ? { AWS_REGION: options.region } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const chunks: Buffer[] = [];
@@ -105,14 +112,15 @@ export async function runSynth(options: {
 export async function synthesizedAssembly(
   clusters: readonly string[] = REHEARSAL_CLUSTERS,
   context: SynthContext = {},
+  region?: string,
 ): Promise<string> {
-  const hash = await inputsHash(clusters, context);
+  const hash = await inputsHash(clusters, context, region);
   const dir = join(ROOT, 'node_modules', '.cache', 'lifeboat', `cdk-out-${hash}`);
   if (existsSync(join(dir, 'manifest.json'))) return dir;
   await mkdir(dirname(dir), { recursive: true });
   const partial = `${dir}.partial-${process.pid}`;
   await rm(partial, { recursive: true, force: true });
-  const result = await runSynth({ clusters, outdir: partial, context });
+  const result = await runSynth({ clusters, outdir: partial, context, ...(region ? { region } : {}) });
   if (result.code !== 0)
     throw new Error(`cdk synth failed (exit ${result.code}):\n${result.output.slice(-4000)}`);
   await rename(partial, dir).catch(async (error: NodeJS.ErrnoException) => {

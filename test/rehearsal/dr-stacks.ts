@@ -44,9 +44,9 @@ export async function plainSourceAssembly(): Promise<CloudAssembly> {
   return loadAssembly(await synthesizedAssembly(REHEARSAL_CLUSTERS));
 }
 
-/** The DR stack, its source location still named by the placeholders. */
+/** The DR stack, synthesized in region 2, its source location still named by the placeholders. */
 export async function drAssembly(): Promise<CloudAssembly> {
-  return loadAssembly(await synthesizedAssembly(DR_CLUSTERS, DR_CONTEXT));
+  return loadAssembly(await synthesizedAssembly(DR_CLUSTERS, DR_CONTEXT, DR_REGION));
 }
 
 /** Names the deployed source's bucket and key where the DR stack's synth had the placeholders. */

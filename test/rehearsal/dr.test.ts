@@ -90,7 +90,7 @@ describe('the two-account DR rehearsal: a source stack in A/region 1, a DR stack
       region: SOURCE_REGION,
     });
     expect(dr.deployment.target).toMatchObject({ account: env.aws.accounts.dr, region: DR_REGION });
-    const restoreFunction = dr.lambda.functionNamed('Lifeboat-RestoreItems');
+    const restoreFunction = dr.lambda.functionNamed('Lifeboat-PlanRestore');
     expect(restoreFunction.roleArn).toMatch(new RegExp(`^arn:aws:iam::${env.aws.accounts.dr}:role/`));
     expect(restoreFunction.environment).toMatchObject({
       LIFEBOAT_DR_SOURCE_BUCKET: source.bucket,
@@ -192,8 +192,8 @@ describe('the two-account DR rehearsal: a source stack in A/region 1, a DR stack
           () => 'absent',
         ),
     ).toBe('absent');
-    // RestoreItems' role, which reads the source, tries to write a backup file there.
-    const fn = dr.lambda.functionNamed('Lifeboat-RestoreItems');
+    // PlanRestore's role, which reads the source, tries to write a backup file there.
+    const fn = dr.lambda.functionNamed('Lifeboat-PlanRestore');
     const credentials = await dr.deployment.assume({ roleArn: fn.roleArn, caller: 'deliberate-write' });
     const asDrRole = new S3Client({
       endpoint: dr.gateway,
