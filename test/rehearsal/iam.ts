@@ -131,6 +131,11 @@ export class IamPolicies {
     });
   }
 
+  /** Whether a resource belongs to another account than this deployment's (a trusted one's bucket or key). */
+  isForeign(arn: string): boolean {
+    return this.accountOf(arn) !== this.deployment.target.account;
+  }
+
   /** The account a resource belongs to: a trusted deployment's bucket's, an ARN's own, or this one. */
   private accountOf(arn: string): string {
     const bucket = /^arn:aws:s3:::([^/]+)/.exec(arn);
