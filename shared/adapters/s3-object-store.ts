@@ -78,7 +78,7 @@ export class S3ObjectStore implements ObjectStore {
       );
     } catch (error) {
       if (options?.ifNoneMatch && status(error) === 412) throw new AlreadyExists(`object ${key}`);
-      throw s3Error(error, `PutObject ${key}`, options?.signal);
+      throw s3Error(error, `bucket ${this.bucket}: PutObject ${key}`, options?.signal);
     }
   }
 
@@ -104,7 +104,7 @@ export class S3ObjectStore implements ObjectStore {
       await upload.done();
     } catch (error) {
       if (options?.ifNoneMatch && status(error) === 412) throw new AlreadyExists(`object ${key}`);
-      throw s3Error(error, `upload of ${key}`, options?.signal);
+      throw s3Error(error, `bucket ${this.bucket}: upload of ${key}`, options?.signal);
     } finally {
       options?.signal?.removeEventListener('abort', abort);
     }
@@ -135,7 +135,7 @@ export class S3ObjectStore implements ObjectStore {
       return await res.Body?.transformToByteArray();
     } catch (error) {
       if (status(error) === 404) return undefined;
-      throw s3Error(error, `GetObject ${key}`, options?.signal);
+      throw s3Error(error, `bucket ${this.bucket}: GetObject ${key}`, options?.signal);
     }
   }
 
@@ -150,7 +150,7 @@ export class S3ObjectStore implements ObjectStore {
       return res.Body as AsyncIterable<Uint8Array> | undefined;
     } catch (error) {
       if (status(error) === 404) return undefined;
-      throw s3Error(error, `GetObject ${key}`, options?.signal);
+      throw s3Error(error, `bucket ${this.bucket}: GetObject ${key}`, options?.signal);
     }
   }
 
@@ -174,7 +174,7 @@ export class S3ObjectStore implements ObjectStore {
       if (status(error) === 404) return undefined;
       // A range starting past the end: the object exists, it has no bytes there.
       if (status(error) === 416) return new Uint8Array(0);
-      throw s3Error(error, `GetObject ${key} (range)`, options?.signal);
+      throw s3Error(error, `bucket ${this.bucket}: GetObject ${key} (range)`, options?.signal);
     }
   }
 
@@ -186,7 +186,7 @@ export class S3ObjectStore implements ObjectStore {
       return true;
     } catch (error) {
       if (status(error) === 404) return false;
-      throw s3Error(error, `HeadObject ${key}`, options?.signal);
+      throw s3Error(error, `bucket ${this.bucket}: HeadObject ${key}`, options?.signal);
     }
   }
 
@@ -219,7 +219,7 @@ export class S3ObjectStore implements ObjectStore {
           { abortSignal: options?.signal },
         )
         .catch((error: unknown) => {
-          throw s3Error(error, `ListObjectsV2 ${prefix}`, options?.signal);
+          throw s3Error(error, `bucket ${this.bucket}: ListObjectsV2 ${prefix}`, options?.signal);
         });
       for (const object of page.Contents ?? [])
         if (object.Key) keys.push(object.Key.slice(this.prefix.length));
@@ -234,7 +234,7 @@ export class S3ObjectStore implements ObjectStore {
         abortSignal: options?.signal,
       });
     } catch (error) {
-      throw s3Error(error, `DeleteObject ${key}`, options?.signal);
+      throw s3Error(error, `bucket ${this.bucket}: DeleteObject ${key}`, options?.signal);
     }
   }
 }

@@ -38,8 +38,15 @@ async function filesUnder(path: string): Promise<string[]> {
     .sort();
 }
 
-async function inputsHash(clusters: readonly string[]): Promise<string> {
+async function inputsHash(
+  clusters: readonly string[],
+  context: SynthContext = {},
+  region?: string,
+): Promise<string> {
   const digest = createHash('sha256').update(clusters.join(','));
+  if (region) digest.update(`\0region=${region}`);
+  // Other context keys (the DR rehearsal's stacks); none leaves the single stack's hash as it was.
+  for (const [key, value] of Object.entries(context).sort()) digest.update(`\0${key}=${value}`);
   for (const input of INPUTS) {
     for (const file of await filesUnder(input)) digest.update(file).update(await readFile(join(ROOT, file)));
   }
@@ -65,10 +72,16 @@ export interface SynthResult {
   readonly output: string;
 }
 
+/** Context keys given to the synth besides `lifeboat:clusters` (`-c key=value` each). */
+export type SynthContext = Readonly<Record<string, string>>;
+
 /** Runs the README's synth command into `outdir`. */
 export async function runSynth(options: {
   clusters: readonly string[];
   outdir: string;
+  context?: SynthContext;
+  /** The region a deployer's configuration names (the CLI's default, us-east-1, without one). */
+  region?: string;
 }): Promise<SynthResult> {
   const args = [
     'cdk',
@@ -76,12 +89,13 @@ export async function runSynth(options: {
     '-q',
     '-c',
     `lifeboat:clusters=${options.clusters.join(',')}`,
+    ...Object.entries(options.context ?? {}).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
     '-o',
     options.outdir,
   ];
   const child = spawn('npx', args, {
     cwd: ROOT,
-    env: withoutAws(process.env),
+    env: { ...withoutAws(process.env), ...(options.region ? { AWS_REGION: options.region } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const chunks: Buffer[] = [];
@@ -94,14 +108,19 @@ export async function runSynth(options: {
   return { code, output: Buffer.concat(chunks).toString('utf8') };
 }
 
-/** The directory of a synthesized assembly for these clusters, made if missing. */
-export async function synthesizedAssembly(clusters: readonly string[] = REHEARSAL_CLUSTERS): Promise<string> {
-  const dir = join(ROOT, 'node_modules', '.cache', 'lifeboat', `cdk-out-${await inputsHash(clusters)}`);
+/** The directory of a synthesized assembly for these clusters (and context), made if missing. */
+export async function synthesizedAssembly(
+  clusters: readonly string[] = REHEARSAL_CLUSTERS,
+  context: SynthContext = {},
+  region?: string,
+): Promise<string> {
+  const hash = await inputsHash(clusters, context, region);
+  const dir = join(ROOT, 'node_modules', '.cache', 'lifeboat', `cdk-out-${hash}`);
   if (existsSync(join(dir, 'manifest.json'))) return dir;
   await mkdir(dirname(dir), { recursive: true });
   const partial = `${dir}.partial-${process.pid}`;
   await rm(partial, { recursive: true, force: true });
-  const result = await runSynth({ clusters, outdir: partial });
+  const result = await runSynth({ clusters, outdir: partial, context, ...(region ? { region } : {}) });
   if (result.code !== 0)
     throw new Error(`cdk synth failed (exit ${result.code}):\n${result.output.slice(-4000)}`);
   await rename(partial, dir).catch(async (error: NodeJS.ErrnoException) => {

@@ -48,11 +48,19 @@ export class UnclassifiedRequest extends Error {
   override name = 'UnclassifiedRequest';
 }
 
-function credentialScope(request: SignedRequest): { accessKeyId?: string; service?: string } {
+function credentialScope(request: SignedRequest): {
+  accessKeyId?: string;
+  region?: string;
+  service?: string;
+} {
   const header = request.headers.authorization ?? '';
   const credential = /Credential=([^,\s]+)/.exec(header)?.[1] ?? request.query.get('X-Amz-Credential') ?? '';
-  const [accessKeyId, , , service] = credential.split('/');
-  return { ...(accessKeyId ? { accessKeyId } : {}), ...(service ? { service } : {}) };
+  const [accessKeyId, , region, service] = credential.split('/');
+  return {
+    ...(accessKeyId ? { accessKeyId } : {}),
+    ...(region ? { region } : {}),
+    ...(service ? { service } : {}),
+  };
 }
 
 const viaService = (service: string, region: string) => ({
@@ -347,12 +355,13 @@ function sts(request: SignedRequest) {
 
 /** The request in IAM's terms; throws UnclassifiedRequest for what the rehearsal does not know. */
 export function classify(request: SignedRequest, ctx: ClassifyContext): ClassifiedRequest {
-  const { accessKeyId, service } = credentialScope(request);
+  const { accessKeyId, region, service } = credentialScope(request);
   if (!service) throw new UnclassifiedRequest(`an unsigned ${request.method} ${request.path}`);
   const base = { accessKeyId, service };
   switch (service) {
     case 's3':
-      return { ...base, ...s3(request, ctx) };
+      // S3 uses the key in the bucket's region (a DR stack reads its source across regions).
+      return { ...base, ...s3(request, { ...ctx, region: region ?? ctx.region }) };
     case 'sqs':
       return { ...base, ...sqs(request, ctx) };
     case 'kms':

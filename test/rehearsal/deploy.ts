@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { CreateRoleCommand, IAMClient, PutRolePolicyCommand } from '@aws-sdk/client-iam';
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import {
+  type BucketLocationConstraint,
   CreateBucketCommand,
   PutBucketEncryptionCommand,
   PutBucketVersioningCommand,
@@ -32,7 +33,12 @@ export interface AwsTarget {
   readonly endpoint: string;
   readonly region: string;
   readonly account: string;
-  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  readonly credentials: {
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+    /** Set for an account reached through a role (the DR account: moto picks the account by the key). */
+    readonly sessionToken?: string;
+  };
 }
 
 export interface RoleCredentials {
@@ -162,7 +168,15 @@ async function createBuckets(options: {
         RegionalDomainName: `${bucket}.s3.${region}.amazonaws.com`,
       },
     });
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    await s3.send(
+      new CreateBucketCommand({
+        Bucket: bucket,
+        // Outside us-east-1 S3 needs the bucket's region named (the DR stack's region 2).
+        ...(region === 'us-east-1'
+          ? {}
+          : { CreateBucketConfiguration: { LocationConstraint: region as BucketLocationConstraint } }),
+      }),
+    );
     const props = (resource.Properties ?? {}) as Json0;
     if ((props.VersioningConfiguration as Json0 | undefined)?.Status === 'Enabled')
       await s3.send(

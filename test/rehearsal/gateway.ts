@@ -230,9 +230,12 @@ export class AwsGateway {
         ...(Object.keys(context).length ? { context } : {}),
       });
       if (!decision.allowed) {
+        // S3 gives a cross-account request's refusal no context (AWS: "Access Denied" only).
+        const bare =
+          classified.service === 's3' && requested.resources.some((r) => this.options.iam.isForeign(r));
         deny(response, {
           service: classified.service,
-          message: `User: ${holder.roleArn} is not authorized: ${decision.detail}`,
+          message: bare ? 'Access Denied' : `User: ${holder.roleArn} is not authorized: ${decision.detail}`,
         });
         return false;
       }

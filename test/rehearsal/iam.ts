@@ -11,7 +11,7 @@
  */
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { Deployment } from './deploy.js';
-import { type Json, resolve, resourcesOf } from './template.js';
+import { type Json, type Resolver, resolve, resourcesOf } from './template.js';
 
 export interface AwsCall {
   /** The role ARN whose credentials signed the call. */
@@ -63,6 +63,8 @@ export class IamPolicies {
   private readonly identity = new Map<string, { name: string; policy: PolicyDocument }[]>();
   /** Resource policies by the ARN they protect (bucket, key, queue). */
   private readonly resource = new Map<string, PolicyDocument>();
+  /** The account owning each bucket of another deployment whose policies apply here (`trust`). */
+  private readonly bucketAccounts = new Map<string, string>();
   readonly decisions: Decision[] = [];
 
   constructor(private readonly deployment: Deployment) {
@@ -78,11 +80,31 @@ export class IamPolicies {
         this.identity.set(arn, [...(this.identity.get(arn) ?? []), { name: id, policy }]);
       }
     }
+    this.readResourcePolicies(deployment);
+  }
+
+  /**
+   * Applies another deployment's bucket, key and queue policies to calls on its resources (a DR
+   * stack reading its source's bucket, in another account: both that resource policy and the
+   * caller's identity policy must allow). Trusting a deployment again with another assembly is
+   * that stack's update: its resource policies replace the earlier ones.
+   */
+  trust(other: Deployment): void {
+    this.readResourcePolicies(other);
+    for (const [id] of resourcesOf(other.assembly.template, 'AWS::S3::Bucket')) {
+      const bucket = other.resolver.physical.get(id)?.ref;
+      if (bucket) this.bucketAccounts.set(`arn:aws:s3:::${bucket}`, other.target.account);
+    }
+  }
+
+  private readResourcePolicies(deployment: Deployment): void {
+    const { template } = deployment.assembly;
+    const { resolver } = deployment;
     const protect = (type: string, target: string, document: string) => {
       for (const [, r] of resourcesOf(template, type)) {
         const props = r.Properties ?? {};
         const policy = resolve(resolver, props[document] ?? null) as unknown as PolicyDocument;
-        for (const arn of this.protectedArns({ type, target: props[target] ?? null }))
+        for (const arn of this.protectedArns({ resolver, type, target: props[target] ?? null }))
           this.resource.set(arn, policy);
       }
     };
@@ -98,8 +120,8 @@ export class IamPolicies {
     }
   }
 
-  private protectedArns(options: { type: string; target: Json }): string[] {
-    const { resolver } = this.deployment;
+  private protectedArns(options: { resolver: Resolver; type: string; target: Json }): string[] {
+    const { resolver } = options;
     if (options.type === 'AWS::S3::BucketPolicy')
       return [`arn:aws:s3:::${String(resolve(resolver, options.target))}`];
     const urls = resolve(resolver, options.target) as string[];
@@ -107,6 +129,19 @@ export class IamPolicies {
       const physical = [...resolver.physical.values()].find((p) => p.ref === url);
       return physical?.attributes.Arn ? [physical.attributes.Arn] : [];
     });
+  }
+
+  /** Whether a resource belongs to another account than this deployment's (a trusted one's bucket or key). */
+  isForeign(arn: string): boolean {
+    return this.accountOf(arn) !== this.deployment.target.account;
+  }
+
+  /** The account a resource belongs to: a trusted deployment's bucket's, an ARN's own, or this one. */
+  private accountOf(arn: string): string {
+    const bucket = /^arn:aws:s3:::([^/]+)/.exec(arn);
+    if (bucket) return this.bucketAccounts.get(`arn:aws:s3:::${bucket[1]}`) ?? this.deployment.target.account;
+    const account = arn.split(':')[4] ?? '';
+    return /^\d{12}$/.test(account) ? account : this.deployment.target.account;
   }
 
   /** The bucket, key or queue policy guarding an ARN, if any. */
@@ -136,10 +171,11 @@ export class IamPolicies {
           request: {
             principal: session,
             action: call.action,
-            resource: { resource, accountId: this.deployment.target.account },
+            resource: { resource, accountId: this.accountOf(resource) },
             contextVariables: {
               'aws:SecureTransport': 'true',
               'aws:PrincipalArn': call.principal,
+              'aws:PrincipalAccount': call.principal.split(':')[4] ?? '',
               ...call.context,
             },
           },

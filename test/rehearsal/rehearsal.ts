@@ -20,7 +20,7 @@ import type { AwsInfo } from '../env/moto.js';
 import { type ApiAnswer, type ApiCall, apiGateway } from './api-gateway.js';
 import { REHEARSAL_CLUSTERS, synthesizedAssembly } from './assembly.js';
 import type { EncryptionKeys } from './aws-requests.js';
-import { type Deployment, deploy } from './deploy.js';
+import { type AwsTarget, type Deployment, deploy } from './deploy.js';
 import {
   accessEntriesOf,
   installAccessPolicies,
@@ -53,6 +53,14 @@ export interface RehearsalOptions {
   readonly alter?: (assembly: CloudAssembly) => void;
   /** The RBAC manifest to install (default: the one Lifeboat ships). */
   readonly rbacManifest?: string;
+  /** The assembly to deploy (default: the single stack's, synthesized for REHEARSAL_CLUSTERS). */
+  readonly assembly?: CloudAssembly;
+  /** The account, region and credentials to deploy into (default: the source account, moto's region). */
+  readonly target?: Pick<AwsTarget, 'account' | 'region' | 'credentials'>;
+  /** The name of the EKS cluster the stack serves, started for it (default: 'rehearsal'). */
+  readonly clusterName?: string;
+  /** Other deployments whose bucket and key policies guard calls on their resources (a DR source). */
+  readonly trusts?: readonly Deployment[];
 }
 
 export interface RehearsalReport {
@@ -72,6 +80,10 @@ export interface Rehearsal {
   readonly bucket: string;
   readonly lambda: LambdaService;
   readonly stepFunctions: StepFunctions;
+  /** The IAM evaluation of every call, with its decisions (`trust` applies another stack's policies). */
+  readonly iam: IamPolicies;
+  /** The endpoint the deployment's functions call AWS through (evaluated, metered, then moto). */
+  readonly gateway: string;
   /** A request to the stack's HTTP API, as API Gateway hands it to the Api function (api-gateway.ts). */
   api(call: ApiCall): Promise<ApiAnswer>;
   /** Waits for the executions the API started. */
@@ -131,13 +143,25 @@ function encryptionKeys(deployment: Deployment): EncryptionKeys {
   };
 }
 
+/** A deployment's keys, and those of the buckets and queues of the deployments it trusts. */
+function withTrusted(own: EncryptionKeys, trusted: readonly EncryptionKeys[]): EncryptionKeys {
+  const first = <T>(pick: (keys: EncryptionKeys) => T | undefined): T | undefined =>
+    [own, ...trusted].map(pick).find((k) => k !== undefined);
+  return {
+    keyOfBucket: (bucket) => first((k) => k.keyOfBucket(bucket)),
+    keyOfQueue: (queueArn) => first((k) => k.keyOfQueue(queueArn)),
+    keyArn: own.keyArn,
+  };
+}
+
 async function startEks(options: {
   deployment: Deployment;
   tools: Tools;
   rootDir: string;
   rbacManifest: string;
+  name?: string;
 }): Promise<{ webhook: TokenWebhook; cluster: ClusterInfo; kubeConfig: KubeConfig }> {
-  const [name = 'rehearsal'] = REHEARSAL_CLUSTERS;
+  const [name = 'rehearsal'] = options.name ? [options.name] : REHEARSAL_CLUSTERS;
   const webhook = new TokenWebhook({
     cluster: name,
     deployment: options.deployment,
@@ -158,7 +182,7 @@ async function startEks(options: {
 }
 
 export async function startRehearsal(options: RehearsalOptions): Promise<Rehearsal> {
-  const assembly = await loadAssembly(await synthesizedAssembly());
+  const assembly = options.assembly ?? (await loadAssembly(await synthesizedAssembly()));
   options.alter?.(assembly);
   const gateway = new AwsGateway(options.aws.endpoint);
   const endpoint = await gateway.start();
@@ -170,15 +194,18 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       region: options.aws.region,
       account: options.aws.accounts.source,
       credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+      ...options.target,
     },
   });
   const iam = new IamPolicies(deployment);
+  for (const other of options.trusts ?? []) iam.trust(other);
   const meter = new Meter();
   const eks = await startEks({
     deployment,
     tools: options.tools,
     rootDir,
     rbacManifest: options.rbacManifest ?? RBAC_MANIFEST,
+    ...(options.clusterName ? { name: options.clusterName } : {}),
   });
   const lambda = new LambdaService({ deployment, gateway: endpoint, iam, meter });
   const tasks = new EcsTasks({ deployment, gateway: endpoint, iam, meter });
@@ -191,7 +218,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     deployment,
     iam,
     meter,
-    keys: encryptionKeys(deployment),
+    keys: withTrusted(encryptionKeys(deployment), (options.trusts ?? []).map(encryptionKeys)),
     clusters: new Map([[eks.cluster.name, { endpoint: eks.cluster.server, ca }]]),
     callbacks: stepFunctions,
     executions: stepFunctions,
@@ -214,6 +241,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     bucket,
     lambda,
     stepFunctions,
+    iam,
+    gateway: endpoint,
     api,
     settled: () => stepFunctions.settled(),
     start: (workflow, input) => {
