@@ -40,6 +40,8 @@ export interface SchedulesProps {
   };
   /** When garbage collection runs: an EventBridge Scheduler expression (default `rate(1 hour)`). */
   readonly garbageCollection?: { readonly expression: string; readonly timezone?: string };
+  /** The DR drill workflow a Schedule's drill target starts at each firing (none: no drills). */
+  readonly drillStateMachine?: StateMachine;
 }
 
 export class Schedules extends Construct {
@@ -83,6 +85,7 @@ export class Schedules extends Construct {
     this.grantObjects(this.fireSchedule, [`${SCHEDULES_DIR}*`]);
     stateMachines.backup.grantStartExecution(this.fireSchedule);
     this.grantDescribe(this.fireSchedule, ['backup']);
+    if (props.drillStateMachine) this.grantDrills(props.drillStateMachine);
     this.collectGarbage = stepFunction(this, 'CollectGarbage', {
       memoryMb: 512,
       timeout: Duration.minutes(5),
@@ -180,6 +183,13 @@ export class Schedules extends Construct {
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['s3:DeleteObject'], resources: resources.slice(0, 1) }),
       );
+  }
+
+  /** A Schedule's drill target: FireSchedule starts the drill workflow and sees whether a drill runs. */
+  private grantDrills(drill: StateMachine): void {
+    this.fireSchedule.addEnvironment('LIFEBOAT_DRILL_STATE_MACHINE_ARN', drill.stateMachineArn);
+    drill.grantStartExecution(this.fireSchedule);
+    this.grantDescribe(this.fireSchedule, ['drill']);
   }
 
   /** DescribeExecution on the named workflows' executions (by name: `<machine>:<execution>`). */
