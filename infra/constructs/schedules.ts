@@ -243,10 +243,10 @@ export class Schedules extends Construct {
     const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
     const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
     const acknowledge = (id: string, reason: string) => Validations.of(this).acknowledge({ id, reason });
-    for (const w of ['backup', 'delete'])
+    for (const w of ['backup', 'delete', 'drill'])
       acknowledge(
         `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:${region}:${account}:execution:${stack.stackName}-${w}:*]`,
-        `Schedules look up the ${w} workflow's executions, named after the backups they start or delete`,
+        `Schedules look up the ${w} workflow's executions, named after the backups or drills they start or delete`,
       );
     acknowledge(this.schedulesResourceId(), SCHEDULES_REASON);
     acknowledge(
