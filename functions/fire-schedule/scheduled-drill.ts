@@ -23,8 +23,15 @@ interface DrillDeps {
   readonly signal?: AbortSignal;
 }
 
-/** The drill request a Schedule with a drill target makes at a time; undefined without one. */
-export function scheduledDrillRequest(stored: StoredSchedule, at: Date): DrillRequest | undefined {
+/**
+ * The drill request a Schedule with a drill target makes at a time, of the backup given (the
+ * latest Completed one at the firing, resolved then, so that the firing's own backup, should it
+ * complete first, is not the one drilled); undefined without a drill target.
+ */
+export function scheduledDrillRequest(
+  stored: StoredSchedule,
+  options: { readonly at: Date; readonly backupName: string },
+): DrillRequest | undefined {
   const { drill } = stored;
   if (!drill) return undefined;
   const schedule = stored.schedule.metadata.name;
@@ -34,16 +41,28 @@ export function scheduledDrillRequest(stored: StoredSchedule, at: Date): DrillRe
       apiVersion: 'lifeboat.io/v1',
       kind: 'Drill',
       metadata: {
-        name: scheduledBackupName(`${schedule}-drill`, at),
+        name: scheduledDrillName(schedule, options.at),
         labels: { [SCHEDULE_NAME_LABEL]: schedule },
       },
       spec: {
-        scheduleName: schedule,
+        backupName: options.backupName,
         ...(drill.namespaceMapping ? { namespaceMapping: drill.namespaceMapping } : {}),
         ...(drill.readyTimeout ? { readyTimeout: drill.readyTimeout } : {}),
       },
     },
   };
+}
+
+const scheduledDrillName = (schedule: string, at: Date) => scheduledBackupName(`${schedule}-drill`, at);
+
+/** Whether an execution's input is a drill this Schedule's firing made (its name is the firing's). */
+function madeBySchedule(input: string, schedule: string): boolean {
+  try {
+    const request = (JSON.parse(input) as { request?: DrillRequest }).request;
+    return request?.drill?.metadata?.labels?.[SCHEDULE_NAME_LABEL] === schedule;
+  } catch {
+    return false;
+  }
 }
 
 /** Starts the firing's drill, or says why not; undefined when the Schedule has no drill target. */
@@ -52,13 +71,13 @@ export async function fireScheduledDrill(
   at: Date,
   deps: DrillDeps,
 ): Promise<DrillFiring | undefined> {
-  const request = scheduledDrillRequest(stored, at);
-  if (!request) return undefined;
-  const name = request.drill.metadata.name;
+  if (!stored.drill) return undefined;
+  const scheduleName = stored.schedule.metadata.name;
+  const name = scheduledDrillName(scheduleName, at);
   const signal = deps.signal ? { signal: deps.signal } : {};
-  const input = JSON.stringify({ request });
+  // The same firing again finds its drill, whichever backup was latest when it first ran.
   const existing = await deps.executions.describe({ workflow: 'drill', name, ...signal });
-  if (existing) return sameOrTaken(existing.input === input, name);
+  if (existing) return sameOrTaken(madeBySchedule(existing.input, scheduleName), name);
   // Its execution, not its report, says a drill still runs: a report a killed run left
   // InProgress must not stop every later drill.
   const previous = stored.schedule.status?.lastDrillName;
@@ -67,16 +86,17 @@ export async function fireScheduledDrill(
     if (before?.status === 'RUNNING')
       return { drillSkipped: `the previous drill ${previous} is still running` };
   }
-  const scheduleName = stored.schedule.metadata.name;
-  if (!(await latestBackupOfSchedule(deps.store, scheduleName, signal)))
-    return { drillSkipped: `schedule "${scheduleName}" has no Completed backup to drill yet` };
+  const latest = await latestBackupOfSchedule(deps.store, scheduleName, signal);
+  if (!latest) return { drillSkipped: `schedule "${scheduleName}" has no Completed backup to drill yet` };
+  const request = scheduledDrillRequest(stored, { at, backupName: latest.metadata.name });
+  const input = JSON.stringify({ request });
   if (await deps.store.exists(drillKeys({ name }).claim, signal)) return sameOrTaken(false, name);
   try {
     await deps.executions.start({ workflow: 'drill', name, input, ...signal });
   } catch (error) {
     if (!(error instanceof AlreadyExists)) throw error;
     const raced = await deps.executions.describe({ workflow: 'drill', name, ...signal });
-    return sameOrTaken(raced?.input === input, name);
+    return sameOrTaken(madeBySchedule(raced?.input ?? '', scheduleName), name);
   }
   return { drill: name };
 }

@@ -114,7 +114,7 @@ describe("a Schedule's drill target on the local server", () => {
     expect(report).toMatchObject({
       phase: 'Completed',
       cluster: 'dr',
-      backup: { name: `drilled-${stamp(base)}`, schedule: 'drilled' },
+      backup: { name: `drilled-${stamp(base)}` },
       namespaceMapping: { [namespace]: `${namespace}-dr` },
     });
     expect(report?.rpoSeconds).toBeGreaterThanOrEqual(0);

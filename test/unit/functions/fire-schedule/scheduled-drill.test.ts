@@ -116,7 +116,7 @@ describe('a Schedule with a drill target, fired', () => {
         cluster: 'dr',
         drill: {
           metadata: { name: 'weekly-drill-20261206030000' },
-          spec: { scheduleName: 'weekly', ...spreadOf(drill) },
+          spec: { backupName: 'weekly-20261129030000', ...spreadOf(drill) },
         },
       },
     });
