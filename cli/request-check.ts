@@ -44,8 +44,17 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   copySnapshots: '--copy-snapshots',
 };
 
+/** A Schedule's drill target's fields (shared/contracts/schedule-drill.ts) to `schedule create`'s flags. */
+const FLAG_OF_DRILL_FIELD: Readonly<Record<string, string>> = {
+  cluster: '--drill-cluster',
+  namespaceMapping: '--drill-namespace-mappings',
+  readyTimeout: '--drill-timeout',
+};
+
 /** `backup.spec.ttl` → `--ttl`; `restore.metadata.name` → `NAME`; otherwise the path itself. */
 export function flagOfPath(path: string): string {
+  const drillField = FLAG_OF_DRILL_FIELD[/^drill\.([A-Za-z]+)/.exec(path)?.[1] ?? ''];
+  if (drillField) return drillField;
   const [, section, field = ''] = /^(?:backup|restore)\.(spec|metadata)\.([A-Za-z]+)/.exec(path) ?? [];
   if (section === 'metadata') return field === 'name' ? 'NAME' : path;
   if (path === 'cluster') return '--cluster';

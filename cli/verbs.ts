@@ -262,6 +262,7 @@ export const VERBS: readonly Verb[] = [
       'restore a backup into a DR cluster, check it and report RPO and RTO (NAME default: BACKUP-drill-YYYYMMDDhhmmss)',
     flags: drDrillFlags,
     load: async () => (await import('./dr/drill.js')).runDrill,
+    remote: async () => (await import('./remote/dr-verbs.js')).remoteRunDrill,
   }),
   verb({
     words: ['dr', 'get'],
@@ -269,6 +270,7 @@ export const VERBS: readonly Verb[] = [
     summary: 'list the DR drills (or the one named) with their RPO, RTO and mismatches',
     flags: drGetFlags,
     load: async () => (await import('./dr/reports.js')).getDrills,
+    remote: async () => (await import('./remote/dr-verbs.js')).remoteGetDrills,
   }),
   verb({
     words: ['dr', 'describe'],
@@ -276,6 +278,7 @@ export const VERBS: readonly Verb[] = [
     summary: "print a DR drill's report: RPO, RTO, items checked, every mismatch, volumes",
     flags: drDescribeFlags,
     load: async () => (await import('./dr/reports.js')).describeDrill,
+    remote: async () => (await import('./remote/dr-verbs.js')).remoteDescribeDrill,
   }),
 ];
 

@@ -129,6 +129,7 @@ export class LifeboatStack extends Stack {
     this.schedules = new Schedules(this, 'Schedules', {
       store,
       stateMachines,
+      drillStateMachine: this.drill.stateMachine,
       ...(props.garbageCollection ? { garbageCollection: props.garbageCollection } : {}),
     });
     this.schedules.grantManagement(this.api.node.findChild('Api') as NodejsFunction);

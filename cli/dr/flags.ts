@@ -2,10 +2,10 @@
  * The flags of `lifeboat dr drill|get|describe`: Lifeboat's own verbs (Velero has no drills), with
  * the restore's flag names where they mean the same. Descriptions only.
  */
-import { CONTEXT, DIR, HELP, KUBECONFIG, LOCAL, OUTPUT, REPOSITORY_KEY_FILE } from '../common-flags.js';
+import { CONTEXT, HELP, KUBECONFIG, OUTPUT, REPOSITORY_KEY_FILE, WHERE } from '../common-flags.js';
 
-/** Drills run with --local here (a deployment's drills start through its API: POST /drills). */
-const HERE = { local: LOCAL, dir: DIR } as const;
+/** With --local, here; otherwise through a deployment's API (POST /drills, GET /drills[/{name}]). */
+const HERE = WHERE;
 
 import type { FlagSpec } from '../flags.js';
 

@@ -22,10 +22,14 @@ import type { Io, VerbCall } from '../verb-call.js';
 import { type Api, apiClient } from './client.js';
 import { refuseLocalFlags, reportFailure } from './common.js';
 
-type Answered = Schedule & { readonly cluster: string };
+type Answered = Schedule & { readonly cluster: string; readonly drill?: StoredSchedule['drill'] };
 
 const schedulePath = (name: string, rest = '') => `/schedules/${encodeURIComponent(name)}${rest}`;
-const stored = ({ cluster, ...schedule }: Answered): StoredSchedule => ({ cluster, schedule });
+const stored = ({ cluster, drill, ...schedule }: Answered): StoredSchedule => ({
+  cluster,
+  ...(drill ? { drill } : {}),
+  schedule,
+});
 
 /** Runs a remote verb: the local-only flags refused, the API's refusals reported. */
 async function remote(

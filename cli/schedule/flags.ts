@@ -39,6 +39,21 @@ export const scheduleCreateFlags = {
   'keep-weekly': count('Lifeboat: keep the newest backup of each of the last N weeks'),
   'keep-monthly': count('Lifeboat: keep the newest backup of each of the last N months'),
   'keep-yearly': count('Lifeboat: keep the newest backup of each of the last N years'),
+  'drill-cluster': {
+    type: 'string',
+    value: 'NAME',
+    help: "Lifeboat: at each firing, also drill the schedule's latest Completed backup into this DR cluster",
+  },
+  'drill-namespace-mappings': {
+    type: 'string',
+    value: 'a:b,c:d',
+    help: "Lifeboat: the drills restore namespace a's items into namespace b (and c into d)",
+  },
+  'drill-timeout': {
+    type: 'string',
+    value: 'DURATION',
+    help: 'Lifeboat: how long each drill waits for Deployments, StatefulSets and PVCs (default 10m)',
+  },
 } as const satisfies Record<string, FlagSpec>;
 
 export const scheduleGetFlags = { ...WHERE, output: OUTPUT, help: HELP } as const satisfies Record<

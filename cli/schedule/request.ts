@@ -5,6 +5,7 @@
 import { RETENTION_ANNOTATION } from '../../shared/contracts/schedule.js';
 import { backupRequest } from '../backup/request.js';
 import { type FlagValues, UsageError } from '../flags.js';
+import { namespaceMapping } from '../restore/request.js';
 import type { scheduleCreateFlags } from './flags.js';
 
 type CreateFlags = FlagValues<typeof scheduleCreateFlags>;
@@ -38,9 +39,11 @@ export function scheduleRequest(options: { readonly name: string; readonly value
     backup: { metadata: { labels?: Record<string, string> }; spec: Record<string, unknown> };
   };
   const kept = retention(values);
+  const drill = drillTarget(values);
   const labels = template.backup.metadata.labels;
   return {
     cluster: template.cluster,
+    ...(drill ? { drill } : {}),
     schedule: {
       apiVersion: 'velero.io/v1',
       kind: 'Schedule',
@@ -59,5 +62,29 @@ export function scheduleRequest(options: { readonly name: string; readonly value
           : {}),
       },
     },
+  };
+}
+
+/** The `--drill-…` flags as the Schedule's drill target (shared/contracts/schedule-drill.ts). */
+function drillTarget(values: CreateFlags): Record<string, unknown> | undefined {
+  const cluster = values['drill-cluster'];
+  const mappings = values['drill-namespace-mappings'];
+  const timeout = values['drill-timeout'];
+  if (cluster === undefined) {
+    if (mappings !== undefined || timeout !== undefined)
+      throw new UsageError('--drill-namespace-mappings and --drill-timeout need --drill-cluster NAME');
+    return undefined;
+  }
+  let mapping: Record<string, string> | undefined;
+  try {
+    mapping = namespaceMapping(mappings);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    throw new UsageError(error.message.replace('--namespace-mappings', '--drill-namespace-mappings'));
+  }
+  return {
+    cluster,
+    ...(mapping ? { namespaceMapping: mapping } : {}),
+    ...(timeout ? { readyTimeout: timeout } : {}),
   };
 }

@@ -46,6 +46,16 @@ export async function listDrills(deps: ApiDeps): Promise<ApiResult> {
 }
 
 export async function getDrill(name: string, deps: ApiDeps): Promise<ApiResult> {
-  const report = await readDrillReport(deps.store, name, deps.signal ? { signal: deps.signal } : {});
-  return report ? json(200, report) : notFound(`drill "${name}"`);
+  const signal = deps.signal ? { signal: deps.signal } : {};
+  const report = await readDrillReport(deps.store, name, signal);
+  if (report) return json(200, report);
+  // Started but not yet reported, or refused by StartDrill before any report: its execution says.
+  const execution = await deps.executions.describe({ workflow: 'drill', name, ...signal });
+  if (!execution) return notFound(`drill "${name}"`);
+  if (execution.status === 'RUNNING') return json(200, { name, phase: 'New' });
+  return json(200, {
+    name,
+    phase: 'Failed',
+    failureReason: execution.cause ?? execution.error ?? `its execution ended ${execution.status}`,
+  });
 }

@@ -56,7 +56,11 @@ async function answer(run: () => Promise<ApiResult>): Promise<ApiResult> {
   }
 }
 
-const view = (stored: StoredSchedule) => ({ ...stored.schedule, cluster: stored.cluster });
+const view = (stored: StoredSchedule) => ({
+  ...stored.schedule,
+  cluster: stored.cluster,
+  ...(stored.drill ? { drill: stored.drill } : {}),
+});
 
 export async function createScheduleRoute(event: ApiEvent, deps: ScheduleApiDeps): Promise<ApiResult> {
   const body = bodyOf(event);
@@ -66,6 +70,10 @@ export async function createScheduleRoute(event: ApiEvent, deps: ScheduleApiDeps
   return answer(async () => {
     const request = parseScheduleRequest(body.value);
     const problems = clusterProblem(request.cluster, deps.clusters);
+    // A drill target's cluster is served too: a drill into no cluster would fail every week.
+    if (request.drill)
+      for (const p of clusterProblem(request.drill.cluster, deps.clusters))
+        problems.push({ ...p, path: 'drill.cluster' });
     if (problems.length > 0) return invalid(problems);
     return json(201, view(await createSchedule(body.value, scheduleDeps)));
   });

@@ -11,10 +11,10 @@ import { fireSchedule } from './fire-schedule.js';
 
 const input = z.object({ schedule: z.string().min(1), scheduledTime: z.iso.datetime({ offset: true }) });
 
-// It never starts a drill: its role may not, and it has no drill workflow to name.
+// A Schedule's drill target starts the drill workflow; a stack without one has none to start.
 const executions = sfnExecutions({
   region: env.AWS_REGION,
-  machines: { ...requireStateMachines(env), drill: '' },
+  machines: { ...requireStateMachines(env), drill: env.LIFEBOAT_DRILL_STATE_MACHINE_ARN ?? '' },
 });
 
 export const handler = lambdaHandler('FireSchedule', async (event: unknown, signal) => {

@@ -65,7 +65,7 @@ export async function getSchedule(name: string, deps: StoreDeps): Promise<Stored
 function sameRequest(a: ScheduleRequest, b: ScheduleRequest): boolean {
   const strip = (r: ScheduleRequest) => {
     const { creationTimestamp: _, ...metadata } = r.schedule.metadata;
-    return JSON.stringify({ cluster: r.cluster, metadata, spec: r.schedule.spec });
+    return JSON.stringify({ cluster: r.cluster, metadata, spec: r.schedule.spec, drill: r.drill });
   };
   return strip(a) === strip(b);
 }
@@ -79,6 +79,7 @@ export async function createSchedule(input: unknown, deps: ScheduleDeps): Promis
   if (existing && !sameRequest(existing, request)) throw new AlreadyExists(`schedule "${name}"`);
   const stored: StoredSchedule = existing ?? {
     cluster: request.cluster,
+    ...(request.drill ? { drill: request.drill } : {}),
     schedule: {
       ...request.schedule,
       apiVersion: 'velero.io/v1',

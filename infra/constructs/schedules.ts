@@ -40,6 +40,8 @@ export interface SchedulesProps {
   };
   /** When garbage collection runs: an EventBridge Scheduler expression (default `rate(1 hour)`). */
   readonly garbageCollection?: { readonly expression: string; readonly timezone?: string };
+  /** The DR drill workflow a Schedule's drill target starts at each firing (none: no drills). */
+  readonly drillStateMachine?: StateMachine;
 }
 
 export class Schedules extends Construct {
@@ -83,6 +85,7 @@ export class Schedules extends Construct {
     this.grantObjects(this.fireSchedule, [`${SCHEDULES_DIR}*`]);
     stateMachines.backup.grantStartExecution(this.fireSchedule);
     this.grantDescribe(this.fireSchedule, ['backup']);
+    if (props.drillStateMachine) this.grantDrills(props.drillStateMachine);
     this.collectGarbage = stepFunction(this, 'CollectGarbage', {
       memoryMb: 512,
       timeout: Duration.minutes(5),
@@ -182,6 +185,13 @@ export class Schedules extends Construct {
       );
   }
 
+  /** A Schedule's drill target: FireSchedule starts the drill workflow and sees whether a drill runs. */
+  private grantDrills(drill: StateMachine): void {
+    this.fireSchedule.addEnvironment('LIFEBOAT_DRILL_STATE_MACHINE_ARN', drill.stateMachineArn);
+    drill.grantStartExecution(this.fireSchedule);
+    this.grantDescribe(this.fireSchedule, ['drill']);
+  }
+
   /** DescribeExecution on the named workflows' executions (by name: `<machine>:<execution>`). */
   private grantDescribe(fn: NodejsFunction, workflows: readonly string[]): void {
     const stack = Stack.of(this);
@@ -233,10 +243,10 @@ export class Schedules extends Construct {
     const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
     const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
     const acknowledge = (id: string, reason: string) => Validations.of(this).acknowledge({ id, reason });
-    for (const w of ['backup', 'delete'])
+    for (const w of ['backup', 'delete', 'drill'])
       acknowledge(
         `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:${region}:${account}:execution:${stack.stackName}-${w}:*]`,
-        `Schedules look up the ${w} workflow's executions, named after the backups they start or delete`,
+        `Schedules look up the ${w} workflow's executions, named after the backups or drills they start or delete`,
       );
     acknowledge(this.schedulesResourceId(), SCHEDULES_REASON);
     acknowledge(

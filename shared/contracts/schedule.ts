@@ -12,6 +12,7 @@ import { type CronSpec, parseCron } from '../domain/schedules/cron.js';
 import type { RetentionPolicy } from '../domain/schedules/retention.js';
 import { backupSpec, validateBackupRequest } from './backup-request.js';
 import { dnsSubdomain, labels, objectMetaInput, problemsOf, qualifiedName } from './kubernetes.js';
+import { scheduleDrill, scheduleDrillProblems } from './schedule-drill.js';
 
 /** The annotation holding a Schedule's retention policy, a JSON object (docs/schedules.md). */
 export const RETENTION_ANNOTATION = 'lifeboat.io/retention';
@@ -27,6 +28,9 @@ export const scheduleStatus = z.object({
   /** Lifeboat: the name of the latest backup started, and why the latest firing was skipped. */
   lastBackupName: z.string().optional(),
   lastSkippedReason: z.string().optional(),
+  /** Lifeboat: the latest drill a firing started (a `drill` target), and why the latest was not. */
+  lastDrillName: z.string().optional(),
+  lastDrillSkippedReason: z.string().optional(),
 });
 
 export type ScheduleStatus = z.infer<typeof scheduleStatus>;
@@ -61,6 +65,8 @@ export const scheduleRequest = z.strictObject({
   /** The registered cluster the Schedule's backups are of. */
   cluster: dnsSubdomain,
   schedule: scheduleObject,
+  /** Lifeboat: drill the Schedule's latest Completed backup at each firing (schedule-drill.ts). */
+  drill: scheduleDrill.optional(),
 });
 
 export type ScheduleRequest = z.infer<typeof scheduleRequest>;
@@ -83,6 +89,9 @@ export function parseScheduleRequest(input: unknown): ScheduleRequest {
   if (!parsed.success) throw new ValidationFailed(problemsOf(parsed.error));
   const request = parsed.data;
   const problems: FieldProblem[] = [...templateProblems(request), ...cronProblems(request.schedule)];
+  problems.push(
+    ...scheduleDrillProblems({ drill: request.drill, scheduleName: request.schedule.metadata.name }),
+  );
   const retention = retentionOf(request.schedule);
   if (!retention.ok) problems.push(...retention.problems);
   if (problems.length > 0) throw new ValidationFailed(problems);

@@ -623,6 +623,59 @@ describe('the deployment rehearsal of a backup and a restore', () => {
     expect(rehearsal.report().violations).toEqual([]);
   });
 
+  it('fires a Schedule with a drill target: FireSchedule starts the drill of its latest backup, Completed', {
+    timeout: LONG,
+  }, async () => {
+    const namespace = await smallNamespace();
+    const schedule = uniqueName('drill-sched');
+    const target = uniqueName('sched-target');
+    const created = await rehearsal.api({
+      method: 'POST',
+      path: '/schedules',
+      body: {
+        cluster: 'rehearsal',
+        drill: { cluster: 'rehearsal', namespaceMapping: { [namespace]: target } },
+        schedule: {
+          metadata: { name: schedule },
+          spec: { schedule: '0 5 * * 0', template: { includedNamespaces: [namespace] } },
+        },
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    // The Schedule's earlier backup, Completed, as its previous firing would have left it.
+    const earlier = `${schedule}-20261122050000`;
+    const backedUp = await rehearsal.start('backup', {
+      request: {
+        cluster: 'rehearsal',
+        backup: {
+          metadata: { name: earlier, labels: { 'velero.io/schedule-name': schedule } },
+          spec: { includedNamespaces: [namespace] },
+        },
+      },
+    });
+    expect(backedUp).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed' } });
+    const api = rehearsal.lambda.functionNamed('Lifeboat-Api').environment;
+    const fired = await rehearsal.schedulerFires({
+      target: {
+        arn: api.LIFEBOAT_SCHEDULE_TARGET_ARN ?? '',
+        roleArn: api.LIFEBOAT_SCHEDULER_ROLE_ARN ?? '',
+        input: `{"schedule":"${schedule}","scheduledTime":"<aws.scheduler.scheduled-time>"}`,
+      },
+      scheduledTime: new Date('2026-11-29T05:00:00Z'),
+    });
+    const drill = `${schedule}-drill-20261129050000`;
+    expect(fired).toEqual({ ok: true, value: { backup: `${schedule}-20261129050000`, drill } });
+    await rehearsal.settled();
+    const report = await storedJson<Record<string, unknown>>(`plugins/lifeboat/drills/${drill}.json`);
+    expect(report).toMatchObject({
+      phase: 'Completed',
+      mismatches: [],
+      backup: { name: earlier },
+      namespaceMapping: { [namespace]: target },
+    });
+    expect(rehearsal.report().violations).toEqual([]);
+  });
+
   it('has run every function of the template, so each handler was invoked as deployed', () => {
     const invoked = rehearsal.report().usage.invocationsByFunction;
     const never = [...new Set([...rehearsal.lambda.functions.values()].map((f) => f.name))].filter(
