@@ -133,9 +133,15 @@ def apply() -> None:
 
     def create_volume(self: Any, *args: Any, **kwargs: Any) -> Any:
         snapshot_id = kwargs.get("snapshot_id")
-        if not snapshot_id or snapshot_id in self.snapshots:
+        if not snapshot_id:
             return original_create_volume(self, *args, **kwargs)
-        source = _shared_snapshot(self.account_id, self.region_name, snapshot_id)
+        own = self.snapshots.get(snapshot_id)
+        source = own or _shared_snapshot(self.account_id, self.region_name, snapshot_id)
+        # AWS: a volume of an encrypted snapshot, no key named, has the snapshot's key (moto: the default).
+        if source.encrypted and not kwargs.get("kms_key_id") and source.kms_key_id:
+            kwargs = {**kwargs, "encrypted": True, "kms_key_id": source.kms_key_id}
+        if own is not None:
+            return original_create_volume(self, *args, **kwargs)
         encrypted = bool(kwargs.get("encrypted")) or source.encrypted
         size = kwargs.get("size") or source.volume.size
         volume = original_create_volume(

@@ -3,7 +3,8 @@
  * starts it: another account's snapshot is invisible to CopySnapshot and CreateVolume until its
  * owner shares it (createVolumePermission), and one encrypted with the owner's customer key also
  * needs a KMS grant for the caller's account; with both, the copy and the volume are made in the
- * caller's own account and region.
+ * caller's own account and region. A volume of an encrypted snapshot has the snapshot's key
+ * unless the request names another, as in AWS (moto gives it the account's default key).
  */
 import {
   CopySnapshotCommand,
@@ -143,6 +144,12 @@ describe('snapshots shared across accounts in the emulator', () => {
       Encrypted: true,
       KmsKeyId: drKey?.Arn,
     });
+
+    // Act, Assess: as in AWS, a volume of the copy, no key named, has the copy's key (moto: the default)
+    const volume = await drWest.send(
+      new CreateVolumeCommand({ AvailabilityZone: `${DR_REGION}a`, SnapshotId: copied.SnapshotId }),
+    );
+    expect(volume).toMatchObject({ Encrypted: true, KmsKeyId: drKey?.Arn });
   });
 
   it("leaves an account's own snapshots as moto has them", async () => {
