@@ -5,7 +5,7 @@
  * connection failures are retried with backoff (messages name the server), 410 Gone becomes
  * ListExpired. `probe` checks briefly that the server answers, before a command starts.
  */
-import { Agent, request } from 'node:https';
+import { request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { LifeboatError, ListExpired, ResourceGone, RetryableError } from '../domain/errors.js';
 import { type ApiResource, apiVersionOf } from '../domain/kubernetes/api-resources.js';
@@ -19,6 +19,7 @@ import type {
 } from '../ports/cluster.js';
 import { KubeconfigProblem } from './errors.js';
 import { loadKubeConfig } from './kubeconfig.js';
+import { KubeconfigCredentials } from './kubernetes-credentials.js';
 import { collectionPath, messageOf, objectName } from './kubernetes-paths.js';
 import { probeServer } from './kubernetes-reachability.js';
 
@@ -33,13 +34,14 @@ const REQUEST_TIMEOUT_MS = 60_000;
 export class KubernetesCluster implements Cluster, ClusterWriter {
   private readonly kc: KubeConfig;
   /** Connections are kept alive: a TLS handshake per request would dominate small LISTs. */
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  private readonly credentials: KubeconfigCredentials;
 
   private readonly retryDelaysMs: readonly number[];
 
   /** `retryDelaysMs`: the waits between tries of a throttled or failed request (default ~15 s in all). */
   constructor(kc: KubeConfig, options: { readonly retryDelaysMs?: readonly number[] } = {}) {
     this.kc = kc;
+    this.credentials = new KubeconfigCredentials(kc, { keepAlive: true, maxSockets: 16 });
     this.retryDelaysMs = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   }
 
@@ -58,7 +60,7 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
   /** The request's TLS and credentials; a kubeconfig that cannot give them is no transient failure. */
   private async authenticated(requestOptions: import('node:https').RequestOptions): Promise<void> {
     try {
-      await this.kc.applyToHTTPSOptions(requestOptions);
+      await this.credentials.apply(requestOptions);
     } catch (error) {
       throw new KubeconfigProblem(
         `the credentials of context "${this.kc.getCurrentContext()}" for ${this.server}: ${(error as Error).message}`,
@@ -84,7 +86,6 @@ export class KubernetesCluster implements Cluster, ClusterWriter {
     }
     const requestOptions: import('node:https').RequestOptions = { method: options.method, headers };
     await this.authenticated(requestOptions);
-    requestOptions.agent = this.agent;
     const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
       const req = request(url, { ...requestOptions, signal: options.signal }, (res) => {
