@@ -17,6 +17,7 @@ import type { WorkQueue } from '../../shared/ports/work-queue.js';
 import { readEnv, requireQueueUrl } from '../../shared/runtime/env.js';
 import { DR_LOCATION, drSourceLocation } from './dr-location.js';
 import { renewClaim } from './name-claim.js';
+import { type RestoreRepository, restoreRepositoryOf } from './restore-repository.js';
 
 export const env = readEnv();
 const aws = awsAdapters({
@@ -74,6 +75,11 @@ export function dataMoverRepository(): RepositoryLocation | undefined {
     region: env.AWS_REGION,
     kmsKeyId: env.LIFEBOAT_REPOSITORY_KEY,
   };
+}
+
+/** The repository restore jobs read (a DR deployment: the source's) and where they report. */
+export function dataMoverRestoreRepository(): RestoreRepository | undefined {
+  return restoreRepositoryOf(env);
 }
 
 /** CSI VolumeSnapshots on a cluster, by its name (through the same EKS access). */

@@ -16,6 +16,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { readOnlyLocation } from '../../shared/adapters/backup-location-store.js';
 import { objectStoreAt, repositoryKeyWrapper } from '../../shared/adapters/data-mover-adapters.js';
 import { openRepository } from '../../shared/adapters/repository/open-repository.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
@@ -123,6 +124,37 @@ function repositoryOpener(options: {
     });
 }
 
+/**
+ * The repository's store and the working data's: one store, unless the job names `work`; then
+ * the repository is only read (a DR deployment's source, which it may not write).
+ */
+function jobStores(options: { job: DataMoverJob; region: string | undefined; env: MoverEnv }): {
+  store: ObjectStore;
+  workStore: ObjectStore;
+} {
+  const { job, env } = options;
+  const forcePathStyle = env.LIFEBOAT_S3_FORCE_PATH_STYLE === 'true';
+  const at = (l: { bucket?: string; prefix?: string; directory?: string }, region: string | undefined) =>
+    objectStoreAt(
+      l.directory
+        ? { directory: l.directory }
+        : {
+            bucket: l.bucket ?? '',
+            ...(l.prefix ? { prefix: l.prefix } : {}),
+            region: region ?? '',
+            forcePathStyle,
+          },
+    );
+  const store = at(job.repository, options.region);
+  if (!job.work) return { store, workStore: store };
+  const workRegion = job.work.region ?? env.AWS_REGION;
+  if (job.work.bucket && !workRegion) throw invalid('work.region', 'give the region or set AWS_REGION');
+  return {
+    store: readOnlyLocation({ store, name: 'repository' }),
+    workStore: at(job.work, workRegion),
+  };
+}
+
 async function depsOf(options: {
   job: DataMoverJob;
   detached: boolean;
@@ -137,16 +169,7 @@ async function depsOf(options: {
   const location = job.repository;
   const region = location.region ?? env.AWS_REGION;
   if (location.bucket && !region) throw invalid('repository.region', 'give the region or set AWS_REGION');
-  const store = objectStoreAt(
-    location.directory
-      ? { directory: location.directory }
-      : {
-          bucket: location.bucket ?? '',
-          ...(location.prefix ? { prefix: location.prefix } : {}),
-          region: region ?? '',
-          forcePathStyle: env.LIFEBOAT_S3_FORCE_PATH_STYLE === 'true',
-        },
-  );
+  const { store, workStore } = jobStores({ job, region, env });
   const ebsRegion = (given: string | undefined, path: string): string => {
     const r = given ?? env.AWS_REGION;
     if (!r) throw invalid(path, 'give the region or set AWS_REGION');
@@ -164,7 +187,7 @@ async function depsOf(options: {
       : undefined;
   return {
     openRepository: repositoryOpener({ store, location, region }),
-    work: options.detached ? detachedJobWork : storedJobWork({ store, jobId: job.jobId }),
+    work: options.detached ? detachedJobWork : storedJobWork({ store: workStore, jobId: job.jobId }),
     ...(job.kind === 'block-backup' && ebsAccess
       ? {
           sourceBlocks: () =>

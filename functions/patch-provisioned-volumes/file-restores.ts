@@ -128,6 +128,7 @@ function startFileRestore(options: FileRestoreOptions, bound: BoundFiles & { job
       kind: 'file-restore',
       jobId,
       repository: dataMover.repository,
+      ...(dataMover.work ? { work: dataMover.work } : {}),
       manifestId,
       tags: { restore: run.name, pvcNamespace: volume.pvcNamespace, pvcName: volume.pvcName },
       target: { path },

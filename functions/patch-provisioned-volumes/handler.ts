@@ -6,10 +6,10 @@
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, clusterNamed, dataMoverRepository, renewRun, store } from '../common/wiring.js';
+import { clock, clusterNamed, dataMoverRestoreRepository, renewRun, store } from '../common/wiring.js';
 import { patchProvisionedVolumes } from './patch-provisioned-volumes.js';
 
-const repository = dataMoverRepository();
+const repository = dataMoverRestoreRepository();
 
 export const handler = lambdaHandler('PatchProvisionedVolumes', async (event: unknown, signal) => {
   const input = volumeOperationsInput.parse(event);
@@ -21,7 +21,7 @@ export const handler = lambdaHandler('PatchProvisionedVolumes', async (event: un
       store,
       clock,
       cluster: await clusterNamed(run.cluster),
-      ...(repository ? { dataMover: { repository } } : {}),
+      ...(repository ? { dataMover: repository } : {}),
       signal,
     },
   );

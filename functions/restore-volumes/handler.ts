@@ -7,10 +7,10 @@ import { ebsSnapshotterAt } from '../../shared/adapters/ebs-volume-places.js';
 import { volumeOperationsInput } from '../../shared/contracts/backup-volumes.js';
 import { restoreRun } from '../../shared/contracts/restore-run.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
-import { clock, dataMoverRepository, env, renewRun, snapshotter, store } from '../common/wiring.js';
+import { clock, dataMoverRestoreRepository, env, renewRun, snapshotter, store } from '../common/wiring.js';
 import { restoreVolumes } from './restore-volumes.js';
 
-const repository = dataMoverRepository();
+const repository = dataMoverRestoreRepository();
 const snapshotterAt = ebsSnapshotterAt({ defaultRegion: env.AWS_REGION });
 
 export const handler = lambdaHandler('RestoreVolumes', async (event: unknown, signal) => {
@@ -25,7 +25,7 @@ export const handler = lambdaHandler('RestoreVolumes', async (event: unknown, si
       clock,
       snapshotter: snapshotter(),
       snapshotterAt,
-      ...(repository ? { dataMover: { repository, region: env.AWS_REGION } } : {}),
+      ...(repository ? { dataMover: { ...repository, region: env.AWS_REGION } } : {}),
       signal,
     },
   );

@@ -13,6 +13,7 @@ import {
   type DataMoverJobOf,
   dataMoverProgress,
   type RepositoryLocation,
+  type WorkLocation,
 } from '../../shared/contracts/data-mover-job.js';
 import type { RestoreSpec } from '../../shared/contracts/restore-request.js';
 import type { RestoreRun } from '../../shared/contracts/restore-run.js';
@@ -24,6 +25,8 @@ import type { ObjectStore } from '../../shared/ports/object-store.js';
 /** Where the data mover's repository is, for restore jobs. */
 export interface RestoreDataMover {
   readonly repository: RepositoryLocation;
+  /** Where the jobs keep their working data when the repository is read only (a DR deployment). */
+  readonly work?: WorkLocation;
   /** The region volumes are written in when the request names none (default: the data mover's). */
   readonly region?: string;
   /** At most this many jobs per call. */
@@ -167,6 +170,7 @@ function blockRestoreJob(options: {
     kind: 'block-restore',
     jobId: restoreJobId(run, volume.pvName),
     repository: options.dataMover.repository,
+    ...(options.dataMover.work ? { work: options.dataMover.work } : {}),
     manifestId,
     tags: {
       restore: run.name,

@@ -37,6 +37,14 @@ export function objectStoreAt(location: StoreLocation): ObjectStore {
 }
 
 /**
+ * The region of a KMS key given by ARN, else undefined: a replica of a repository in another
+ * region is still wrapped by the source's key, which only its own region's KMS unwraps.
+ */
+export function keyRegionOf(kmsKeyId: string): string | undefined {
+  return /^arn:aws[a-z-]*:kms:([a-z0-9-]+):/.exec(kmsKeyId)?.[1];
+}
+
+/**
  * `create`: the repository is being created, so a missing local key file may be made up (a
  * function is asked only when the file is missing).
  */
@@ -51,7 +59,7 @@ export async function repositoryKeyWrapper(
     import('./kms-key-wrapper.js'),
   ]);
   return new KmsKeyWrapper({
-    client: new KMSClient({ region: keys.region, maxAttempts: 8 }),
+    client: new KMSClient({ region: keyRegionOf(keys.kmsKeyId) ?? keys.region, maxAttempts: 8 }),
     keyId: keys.kmsKeyId,
   });
 }

@@ -81,9 +81,33 @@ const jobTags = z.strictObject({
   pvcName: z.string().min(1).max(253).optional(),
 });
 
+/**
+ * Where a job keeps its working data (progress, checkpoint, cancel marker) when not beside its
+ * repository: a DR deployment's own bucket, the repository (the source's) being read only there.
+ */
+export const workLocation = z
+  .strictObject({
+    bucket: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name')
+      .optional(),
+    prefix: z.string().max(512).optional(),
+    region: awsRegion.optional(),
+    directory: absolutePath.optional(),
+  })
+  .superRefine((r, ctx) => {
+    if ((r.bucket === undefined) === (r.directory === undefined))
+      ctx.addIssue({ code: 'custom', path: ['bucket'], message: 'give either bucket or directory' });
+    if (r.directory !== undefined && (r.prefix !== undefined || r.region !== undefined))
+      ctx.addIssue({ code: 'custom', path: ['directory'], message: 'a directory takes no prefix or region' });
+  });
+export type WorkLocation = z.infer<typeof workLocation>;
+
 const common = {
   jobId,
   repository: repositoryLocation,
+  /** The working data's own place (default: the repository's store); the repository is then read only. */
+  work: workLocation.optional(),
   tags: jobTags.optional(),
   /** EBS calls or blob reads in flight (default 32 for blocks, 4 for files). */
   concurrency: z.number().int().min(1).max(256).optional(),
@@ -186,14 +210,27 @@ const gcJob = z.strictObject({
   repackDeadFraction: repackDeadFraction.optional(),
 });
 
-export const dataMoverJob = z.discriminatedUnion('kind', [
-  blockBackupJob,
-  blockRestoreJob,
-  fileBackupJob,
-  fileRestoreJob,
-  verifyJob,
-  gcJob,
-]);
+/** The jobs that only read their repository, so may keep their working data elsewhere (`work`). */
+export const READ_ONLY_KINDS: readonly DataMoverKind[] = ['block-restore', 'file-restore', 'verify'];
+
+export const dataMoverJob = z
+  .discriminatedUnion('kind', [
+    blockBackupJob,
+    blockRestoreJob,
+    fileBackupJob,
+    fileRestoreJob,
+    verifyJob,
+    gcJob,
+  ])
+  .superRefine((job, ctx) => {
+    // A repository read where it cannot be written (a DR deployment's source): reads only.
+    if (job.work && !READ_ONLY_KINDS.includes(job.kind))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['work'],
+        message: `a ${job.kind} job writes its repository: only ${READ_ONLY_KINDS.join(', ')} jobs keep their working data elsewhere`,
+      });
+  });
 export type DataMoverJob = z.infer<typeof dataMoverJob>;
 export type DataMoverJobOf<K extends DataMoverKind> = Extract<DataMoverJob, { kind: K }>;
 

@@ -30,6 +30,8 @@ export const lambdaEnv = z.object({
   LIFEBOAT_DR_SOURCE_BUCKET: z.string().min(1).optional(),
   LIFEBOAT_DR_SOURCE_PREFIX: z.string().default(''),
   LIFEBOAT_DR_SOURCE_REGION: z.string().min(1).optional(),
+  /** The DR source's data-mover repository key (ARN): restores read its repository, read only. */
+  LIFEBOAT_DR_SOURCE_REPOSITORY_KEY: z.string().min(1).optional(),
   /** Schedules on EventBridge Scheduler (the API function only): the group, FireSchedule, its role, dead letters. */
   LIFEBOAT_SCHEDULE_GROUP: z.string().min(1).optional(),
   LIFEBOAT_SCHEDULE_TARGET_ARN: z.string().min(1).optional(),
