@@ -7,7 +7,7 @@ import type { ObjectList } from '../../shared/contracts/api.js';
 import { UsageError } from '../flags.js';
 import { flagOfPath } from '../request-check.js';
 import type { Io } from '../verb-call.js';
-import { type Api, ApiFailure } from './client.js';
+import { type Api, ApiFailure, apiClient } from './client.js';
 
 const LOCAL_ONLY = [
   'dir',
@@ -88,5 +88,20 @@ export async function waitFor<T>(options: {
     last = key;
     if (options.done(object)) return object;
     await sleep(delay);
+  }
+}
+
+/** Runs a remote verb: the local-only flags refused, the API's refusals reported. */
+export async function remote(
+  values: { readonly endpoint?: string | undefined } & Readonly<Record<string, unknown>>,
+  io: Io,
+  run: (api: Api) => Promise<number>,
+): Promise<number> {
+  refuseLocalFlags(values);
+  const api = await apiClient(values.endpoint);
+  try {
+    return await run(api);
+  } catch (error) {
+    return reportFailure(error, io);
   }
 }

@@ -10,8 +10,7 @@ import { renderDrill, renderDrillTable } from '../dr/render.js';
 import { defaultDrillName, drillRequest } from '../dr/request.js';
 import { outputForm, printDocument } from '../output.js';
 import type { Io, VerbCall } from '../verb-call.js';
-import { type Api, apiClient } from './client.js';
-import { clusterFor, refuseLocalFlags, reportFailure, waitFor } from './common.js';
+import { clusterFor, remote, waitFor } from './common.js';
 
 /** A report, or what the API says of a drill before (or without) one. */
 type Answered =
@@ -21,20 +20,6 @@ type Answered =
 const drillPath = (name: string) => `/drills/${encodeURIComponent(name)}`;
 const ended = (r: Answered): boolean => r.phase === 'Completed' || r.phase === 'Failed';
 const isReport = (r: Answered): r is DrillReport => 'backup' in r;
-
-async function remote(
-  values: { readonly endpoint?: string | undefined } & Readonly<Record<string, unknown>>,
-  io: Io,
-  run: (api: Api) => Promise<number>,
-): Promise<number> {
-  refuseLocalFlags(values);
-  const api = await apiClient(values.endpoint);
-  try {
-    return await run(api);
-  } catch (error) {
-    return reportFailure(error, io);
-  }
-}
 
 async function printReport(io: Io, output: string | undefined, report: DrillReport): Promise<void> {
   const form = outputForm(output);

@@ -18,9 +18,8 @@ import type {
 import { renderReport } from '../schedule/gc.js';
 import { print } from '../schedule/local.js';
 import { scheduleRequest } from '../schedule/request.js';
-import type { Io, VerbCall } from '../verb-call.js';
-import { type Api, apiClient } from './client.js';
-import { refuseLocalFlags, reportFailure } from './common.js';
+import type { VerbCall } from '../verb-call.js';
+import { remote } from './common.js';
 
 type Answered = Schedule & { readonly cluster: string; readonly drill?: StoredSchedule['drill'] };
 
@@ -30,21 +29,6 @@ const stored = ({ cluster, drill, ...schedule }: Answered): StoredSchedule => ({
   ...(drill ? { drill } : {}),
   schedule,
 });
-
-/** Runs a remote verb: the local-only flags refused, the API's refusals reported. */
-async function remote(
-  values: { readonly endpoint?: string | undefined } & Readonly<Record<string, unknown>>,
-  io: Io,
-  run: (api: Api) => Promise<number>,
-): Promise<number> {
-  refuseLocalFlags(values);
-  const api = await apiClient(values.endpoint);
-  try {
-    return await run(api);
-  } catch (error) {
-    return reportFailure(error, io);
-  }
-}
 
 export function remoteCreateSchedule({ name = '', values, io }: VerbCall<typeof scheduleCreateFlags>) {
   const request = scheduleRequest({ name, values });
