@@ -19,7 +19,7 @@ import { restoreFile } from '../../shared/domain/storage/stored-files.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { DrillItemFindings, DrillReadiness } from '../common/drill-items.js';
-import { writeDrillReport } from '../common/drill-records.js';
+import { backupOfRun, writeDrillReport } from '../common/drill-records.js';
 import { readJson } from '../common/stored-records.js';
 
 export interface FinishDrillDeps {
@@ -81,11 +81,7 @@ export async function finishDrill(
     started: {
       name: run.name,
       cluster: run.cluster,
-      backup: {
-        name: run.backupName,
-        startedAt: run.backupStartedAt,
-        ...(run.scheduleName ? { schedule: run.scheduleName } : {}),
-      },
+      backup: backupOfRun(run),
       restore: {
         name: run.restoreName,
         phase: restore.phase,
@@ -93,6 +89,7 @@ export async function finishDrill(
       },
       namespaceMapping: run.namespaceMapping,
       startedAt: run.startedAt,
+      ...(run.firedBySchedule ? { firedBySchedule: run.firedBySchedule } : {}),
     },
     rpoSeconds: recoveryPointSeconds({ backupStartedAt: run.backupStartedAt, drillStartedAt: run.startedAt }),
     items: {

@@ -42,6 +42,8 @@ export interface DrillReport {
   readonly volumes: readonly DrillVolume[];
   /** Why the drill failed, in a line, when it did. */
   readonly failureReason?: string;
+  /** The Schedule whose drill target fired this drill; absent for a drill a person started. */
+  readonly firedBySchedule?: string;
 }
 
 const seconds = (from: string, to: string): number =>
@@ -106,6 +108,7 @@ export function drillSummary(report: DrillReport): string[] {
   const mapping = Object.entries(report.namespaceMapping).map(([from, to]) => `${from}→${to}`);
   return [
     `Drill "${report.name}": ${report.phase}${report.failureReason ? ` (${report.failureReason})` : ''}`,
+    ...(report.firedBySchedule ? [`  Fired by:   schedule ${report.firedBySchedule}`] : []),
     `  Backup:     ${report.backup.name}${report.backup.schedule ? ` (schedule ${report.backup.schedule})` : ''}, started ${report.backup.startedAt}`,
     `  Restore:    ${report.restore.name}: ${report.restore.phase}, into cluster ${report.cluster}${mapping.length ? `, namespaces ${mapping.join(', ')}` : ''}`,
     `  RPO:        ${humanDuration(report.rpoSeconds)} (the backup's age when the drill started)`,
