@@ -75,7 +75,8 @@ export async function finishDrill(
   const keys = drillKeys(run);
   const findings = await readJson<DrillItemFindings>(deps.store, keys.items);
   const readiness = await readJson<DrillReadiness>(deps.store, keys.readiness);
-  const restoreRan = restore.phase !== 'Failed' && restore.phase !== 'FailedValidation';
+  const restoreRan =
+    restore.phase !== 'Failed' && restore.phase !== 'FailedValidation' && !restore.clearFailure;
   const volumes = restoreRan ? await restoredVolumes(deps.store, run.restoreName) : [];
   const report = finishedReport({
     started: {
@@ -102,6 +103,7 @@ export async function finishDrill(
     ...(readiness?.readyAt ? { readyAt: readiness.readyAt } : {}),
     waited: findings !== undefined,
     ...(restore.checkFailure ? { checkFailure: failureText(restore.checkFailure) } : {}),
+    ...(restore.clearFailure ? { clearFailure: failureText(restore.clearFailure) } : {}),
     completedAt: deps.clock.now().toISOString(),
   });
   await writeDrillReport(deps.store, report);

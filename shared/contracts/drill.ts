@@ -94,6 +94,8 @@ export const drillRestoreEnd = z.strictObject({
   failure: z.string().optional(),
   /** Why a check could not be made once its retries were spent. */
   checkFailure: z.string().optional(),
+  /** Why the restore never started: an earlier drill's namespaces were not cleared. */
+  clearFailure: z.string().optional(),
 });
 export type DrillRestoreEnd = z.infer<typeof drillRestoreEnd>;
 

@@ -66,12 +66,15 @@ export function finishedReport(options: {
   readonly waited: boolean;
   /** Why a check could not be made, when one could not. */
   readonly checkFailure?: string;
+  /** Why the restore never started (an earlier drill's namespaces not cleared), when it did not. */
+  readonly clearFailure?: string;
   readonly completedAt: string;
 }): DrillReport {
   const { started, mismatches } = options;
   const restoreFailed = started.restore.phase !== 'Completed';
   const reasons = [
-    ...(restoreFailed
+    ...(options.clearFailure ? [`nothing was restored: ${options.clearFailure}`] : []),
+    ...(restoreFailed && !options.clearFailure
       ? [
           `restore ${started.restore.name} ended ${started.restore.phase}${started.restore.failure ? `: ${started.restore.failure}` : ''}`,
         ]
