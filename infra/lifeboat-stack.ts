@@ -21,6 +21,7 @@ import { OutcomeEvents } from './constructs/outcome-events.js';
 import { RestoreWorkflow } from './constructs/restore-workflow.js';
 import { Schedules } from './constructs/schedules.js';
 import { grantSnapshotCopies, grantVolumeHomeRoles } from './constructs/snapshot-copy-access.js';
+import { grantRestoreVolumeRegions, restoreVolumeRegions } from './constructs/volume-regions.js';
 
 export interface LifeboatStackProps extends StackProps {
   /** EKS clusters (same account and region) this deployment backs up, by name. */
@@ -43,6 +44,16 @@ export interface LifeboatStackProps extends StackProps {
   readonly drSource?: DrSource;
   /** When garbage collection runs: an EventBridge Scheduler expression (default `rate(1 hour)`). */
   readonly garbageCollection?: { readonly expression: string; readonly timezone?: string };
+  /**
+   * The customer KMS keys (ARNs) the backed-up EBS volumes are encrypted with: copySnapshots may
+   * grant the DR accounts use of these keys, and of no other.
+   */
+  readonly snapshotKeys?: readonly string[];
+  /**
+   * Regions of this account, besides its own, that restores may create volumes in
+   * (`volumeRegion` without a role); those of drTargets in this account are added.
+   */
+  readonly volumeRegions?: readonly string[];
 }
 
 export class LifeboatStack extends Stack {
@@ -101,10 +112,20 @@ export class LifeboatStack extends Stack {
     grantSnapshotCopies({
       role: (this.backup.node.findChild('VolumeOperations') as NodejsFunction).role as IRole,
       targets: props.drTargets ?? [],
+      ...(props.snapshotKeys ? { keys: props.snapshotKeys } : {}),
     });
     grantVolumeHomeRoles({
       role: (this.restore.node.findChild('RestoreVolumes') as NodejsFunction).role as IRole,
       roles: props.crossAccountRestoreRoles ?? [],
+    });
+    // Restores into other regions of this account (volumeRegion without a role).
+    grantRestoreVolumeRegions({
+      role: (this.restore.node.findChild('RestoreVolumes') as NodejsFunction).role as IRole,
+      regions: restoreVolumeRegions({
+        stack: this,
+        volumeRegions: props.volumeRegions ?? [],
+        drTargets: props.drTargets ?? [],
+      }),
     });
     this.deletion = new DeleteWorkflow(this, 'Delete', { store, dataMover: this.dataMover });
     // DR drills: the restore workflow run as a nested execution, then checked and reported.

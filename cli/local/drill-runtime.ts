@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { checkDrillItems } from '../../functions/check-drill-items/check-drill-items.js';
 import { checkDrillReadiness } from '../../functions/check-drill-readiness/check-drill-readiness.js';
+import { clearDrillNamespaces } from '../../functions/clear-drill-namespaces/clear-drill-namespaces.js';
 import { finishDrill } from '../../functions/finish-drill/finish-drill.js';
 import { startDrill } from '../../functions/start-drill/start-drill.js';
 import {
@@ -31,6 +32,7 @@ export const LOCAL_DRILL_ARNS: Readonly<Record<string, string>> = {
   CheckDrillItemsFunctionArn: 'arn:aws:lambda:local:000000000000:function:CheckDrillItems',
   CheckDrillReadinessFunctionArn: 'arn:aws:lambda:local:000000000000:function:CheckDrillReadiness',
   FinishDrillFunctionArn: 'arn:aws:lambda:local:000000000000:function:FinishDrill',
+  ClearDrillNamespacesFunctionArn: 'arn:aws:lambda:local:000000000000:function:ClearDrillNamespaces',
 };
 
 export interface LocalDrillOptions extends LocalRestoreOptions {
@@ -72,6 +74,11 @@ export async function runLocalDrill(request: unknown, options: LocalDrillOptions
         clock,
         pollSeconds: options.pollSeconds ?? 2,
       })) as unknown as JsonValue,
+    ClearDrillNamespaces: async (input) =>
+      (await clearDrillNamespaces(
+        { run: runOf(input) },
+        { store, clock, clusterNamed },
+      )) as unknown as JsonValue,
     RunRestore: runRestoreHandler(options),
     CheckDrillItems: async (input) =>
       (await checkDrillItems({ run: runOf(input) }, { store, clusterNamed })) as unknown as JsonValue,

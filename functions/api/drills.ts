@@ -17,6 +17,9 @@ export async function createDrill(event: ApiEvent, deps: ApiDeps): Promise<ApiRe
   if (!body.ok) return body.result;
   const checked = validateDrillRequest(body.value);
   if (!checked.ok) return invalid(checked.problems);
+  // Only a Schedule's firing says it fired a drill: a report must not name a Schedule that did not.
+  if (checked.value.firedBySchedule !== undefined)
+    return invalid([{ path: 'firedBySchedule', message: "is set only by a Schedule's drill target" }]);
   const clusterProblems = clusterProblem(checked.value.cluster, deps.clusters);
   if (clusterProblems.length > 0) return invalid(clusterProblems);
   const name = checked.value.drill.metadata.name;

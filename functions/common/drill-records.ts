@@ -3,7 +3,7 @@
  * the drill starts and rewritten once when it ends; read back within a size bound and checked
  * against its schema, so a broken record is named rather than shown.
  */
-import { storedDrillReport } from '../../shared/contracts/drill.js';
+import { type DrillRun, storedDrillReport } from '../../shared/contracts/drill.js';
 import type { DrillReport } from '../../shared/domain/drills/report.js';
 import { StoredFileUnreadable } from '../../shared/domain/errors.js';
 import { DRILLS_DIR, drillKeys } from '../../shared/domain/storage/keys.js';
@@ -50,4 +50,10 @@ export async function drillNames(
     .map((k) => k.slice(DRILLS_DIR.length, -'.json'.length))
     .filter((n) => n && !n.includes('/'))
     .sort();
+}
+
+/** The drilled backup as a report names it: with its Schedule, named or the one that fired the drill. */
+export function backupOfRun(run: DrillRun): { name: string; startedAt: string; schedule?: string } {
+  const schedule = run.scheduleName ?? run.firedBySchedule;
+  return { name: run.backupName, startedAt: run.backupStartedAt, ...(schedule ? { schedule } : {}) };
 }

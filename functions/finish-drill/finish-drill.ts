@@ -19,7 +19,7 @@ import { restoreFile } from '../../shared/domain/storage/stored-files.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import type { DrillItemFindings, DrillReadiness } from '../common/drill-items.js';
-import { writeDrillReport } from '../common/drill-records.js';
+import { backupOfRun, writeDrillReport } from '../common/drill-records.js';
 import { readJson } from '../common/stored-records.js';
 
 export interface FinishDrillDeps {
@@ -75,17 +75,14 @@ export async function finishDrill(
   const keys = drillKeys(run);
   const findings = await readJson<DrillItemFindings>(deps.store, keys.items);
   const readiness = await readJson<DrillReadiness>(deps.store, keys.readiness);
-  const restoreRan = restore.phase !== 'Failed' && restore.phase !== 'FailedValidation';
+  const restoreRan =
+    restore.phase !== 'Failed' && restore.phase !== 'FailedValidation' && !restore.clearFailure;
   const volumes = restoreRan ? await restoredVolumes(deps.store, run.restoreName) : [];
   const report = finishedReport({
     started: {
       name: run.name,
       cluster: run.cluster,
-      backup: {
-        name: run.backupName,
-        startedAt: run.backupStartedAt,
-        ...(run.scheduleName ? { schedule: run.scheduleName } : {}),
-      },
+      backup: backupOfRun(run),
       restore: {
         name: run.restoreName,
         phase: restore.phase,
@@ -93,6 +90,7 @@ export async function finishDrill(
       },
       namespaceMapping: run.namespaceMapping,
       startedAt: run.startedAt,
+      ...(run.firedBySchedule ? { firedBySchedule: run.firedBySchedule } : {}),
     },
     rpoSeconds: recoveryPointSeconds({ backupStartedAt: run.backupStartedAt, drillStartedAt: run.startedAt }),
     items: {
@@ -105,6 +103,7 @@ export async function finishDrill(
     ...(readiness?.readyAt ? { readyAt: readiness.readyAt } : {}),
     waited: findings !== undefined,
     ...(restore.checkFailure ? { checkFailure: failureText(restore.checkFailure) } : {}),
+    ...(restore.clearFailure ? { clearFailure: failureText(restore.clearFailure) } : {}),
     completedAt: deps.clock.now().toISOString(),
   });
   await writeDrillReport(deps.store, report);

@@ -50,6 +50,7 @@ export function scheduledDrillRequest(
         ...(drill.readyTimeout ? { readyTimeout: drill.readyTimeout } : {}),
       },
     },
+    firedBySchedule: schedule,
   };
 }
 

@@ -20,7 +20,7 @@ import type { BackupDocument } from '../../shared/domain/storage/backup-document
 import { drillKeys, restoreKeys } from '../../shared/domain/storage/keys.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
-import { writeDrillReport } from '../common/drill-records.js';
+import { backupOfRun, writeDrillReport } from '../common/drill-records.js';
 import { claimName } from '../common/name-claim.js';
 import { latestBackupOfSchedule } from '../common/schedule-backups.js';
 
@@ -111,11 +111,7 @@ export async function startDrill(
     name,
     phase: 'InProgress',
     cluster: run.cluster,
-    backup: {
-      name: run.backupName,
-      startedAt: run.backupStartedAt,
-      ...(run.scheduleName ? { schedule: run.scheduleName } : {}),
-    },
+    backup: backupOfRun(run),
     restore: { name: run.restoreName, phase: 'New' },
     namespaceMapping: run.namespaceMapping,
     startedAt: run.startedAt,
@@ -123,6 +119,7 @@ export async function startDrill(
     items: { checked: 0, notChecked: 0, waitedOn: 0 },
     mismatches: [],
     volumes: [],
+    ...(run.firedBySchedule ? { firedBySchedule: run.firedBySchedule } : {}),
   });
   return { valid: true, run, restore: restoreRequestOf(run) };
 }
@@ -143,6 +140,7 @@ function drillRunOf(options: {
     cluster: request.cluster,
     backupName: backup.metadata.name,
     ...(spec.scheduleName ? { scheduleName: spec.scheduleName } : {}),
+    ...(request.firedBySchedule ? { firedBySchedule: request.firedBySchedule } : {}),
     backupStartedAt: backup.status.startTimestamp,
     namespaceMapping: { ...(spec.namespaceMapping ?? {}) },
     startedAt: startedAt.toISOString(),

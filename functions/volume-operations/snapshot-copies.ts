@@ -101,7 +101,13 @@ async function lookAtCopy(context: CopyContext, copy: SnapshotCopy): Promise<Sna
     ...(context.signal ? { signal: context.signal } : {}),
   });
   if (seen.state === 'completed')
-    return { ...copy, Phase: 'Completed', completionTimestamp: kubeTime(context.now) };
+    return {
+      ...copy,
+      Phase: 'Completed',
+      completionTimestamp: kubeTime(context.now),
+      // A copy into the backup's own account names no account: its owner says which one that is.
+      ...(!copy.target.account && seen.ownerId ? { backupAccount: seen.ownerId } : {}),
+    };
   if (seen.state === 'error')
     return {
       ...copy,
@@ -148,6 +154,7 @@ function copyInfoOf(copy: SnapshotCopy): SnapshotCopyInfo {
     ...(copy.completionTimestamp ? { completionTimestamp: copy.completionTimestamp } : {}),
     Phase: copy.Phase,
     ...(copy.error ? { error: copy.error } : {}),
+    ...(copy.backupAccount ? { backupAccount: copy.backupAccount } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import { AccountPrincipal } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { LifeboatStack } from '../lifeboat-stack.js';
 import { drContext } from './dr-context.js';
+import { volumeContext } from './volume-context.js';
 
 const app = new App();
 const clusters = String(app.node.tryGetContext('lifeboat:clusters') ?? '')
@@ -41,6 +42,8 @@ new LifeboatStack(app, 'Lifeboat', {
   ...(lockMode ? { objectLock: { mode: lockMode as 'GOVERNANCE' | 'COMPLIANCE' } } : {}),
   // Cross-account DR: lifeboat:drTargets, replicateTo, drSource…, crossAccountRestoreRoles.
   ...drContext(app.node),
+  // Volumes: lifeboat:snapshotKeys (keys copySnapshots may grant), lifeboat:volumeRegions.
+  ...volumeContext(app.node),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -4,7 +4,9 @@
  * machine and describe and stop only that machine's executions, with the managed EventBridge rule
  * Step Functions keeps for `.sync`. StartDrill claims the drill's name and writes its report
  * InProgress; the two checks read the target cluster (view, Secrets included, never a write) and
- * write the drill's working data; FinishDrill writes the report.
+ * write the drill's working data; FinishDrill writes the report. ClearDrillNamespaces, before the
+ * restore, views the target cluster and may delete namespaces only (DRILL_NAMESPACES_GROUP);
+ * it writes nothing in the store.
  */
 import { join } from 'node:path';
 import { ArnFormat, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
@@ -24,6 +26,9 @@ export const DRILL_DEFINITION_FILE = join(ROOT, 'statemachines', 'drill.asl.json
 
 /** The rule Step Functions manages to learn of a `.sync` nested execution's end. */
 export const SYNC_EXECUTION_RULE = 'StepFunctionsGetEventsForStepFunctionsExecutionRule';
+
+/** The Kubernetes group that may delete namespaces (bound by infra/kubernetes/rbac.yaml). */
+export const DRILL_NAMESPACES_GROUP = 'lifeboat:drill-namespaces';
 
 export interface DrillWorkflowProps {
   readonly store: BackupStore;
@@ -70,7 +75,14 @@ export class DrillWorkflow extends Construct {
       timeout: Duration.minutes(2),
       access: { writes: ['drillReports'] },
     });
-    const invoked = [startDrill, checkItems, checkReadiness, finishDrill];
+    // An earlier drill's target namespaces deleted before the restore: view, and delete namespaces.
+    const clearNamespaces = fn('ClearDrillNamespaces', {
+      memoryMb: 512,
+      timeout: Duration.seconds(60),
+      access: {},
+      cluster: { ...reads, kubernetesGroups: [DRILL_NAMESPACES_GROUP] },
+    });
+    const invoked = [startDrill, checkItems, checkReadiness, finishDrill, clearNamespaces];
     acknowledgeStepFunctions(this, { store, invokedByStateMachine: invoked });
     this.stateMachine = workflowStateMachine(this, {
       name: `${stack.stackName}-drill`,
@@ -80,6 +92,7 @@ export class DrillWorkflow extends Construct {
         CheckDrillItemsFunctionArn: checkItems.functionArn,
         CheckDrillReadinessFunctionArn: checkReadiness.functionArn,
         FinishDrillFunctionArn: finishDrill.functionArn,
+        ClearDrillNamespacesFunctionArn: clearNamespaces.functionArn,
         RestoreStateMachineArn: props.restoreStateMachine.stateMachineArn,
       },
       invokes: invoked,

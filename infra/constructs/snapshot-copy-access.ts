@@ -2,17 +2,24 @@
  * What copySnapshots and restores elsewhere need in IAM, granted only for what the stack is told
  * of: VolumeOperations shares the snapshots a backup took with the DR accounts named in
  * `drTargets` (ec2:ModifySnapshotAttribute, only adding those accounts), grants them use of the
- * snapshots' customer keys (kms:CreateGrant, only to those accounts), copies into a target of its
- * own account (ec2:CopySnapshot in the target's region, tagged) and assumes only the targets'
- * roles; RestoreVolumes assumes only the volume-home roles (`crossAccountRestoreRoles`). Never
- * grants sts:AssumeRole on `*`, nor a share or grant to an account not named.
+ * snapshots' customer keys (kms:CreateGrant, only on the keys named in `snapshotKeys`, only to
+ * those accounts: none without them, so an encrypted snapshot's copy then fails naming the
+ * refused grant), copies into a target of its own account (ec2:CopySnapshot in the target's
+ * region, tagged) and assumes only the targets' roles; RestoreVolumes assumes only the
+ * volume-home roles (`crossAccountRestoreRoles`). Never grants sts:AssumeRole on `*`, nor a share
+ * or grant to an account not named, nor a grant on a key not named.
  */
 import { Stack, Token, Validations } from 'aws-cdk-lib';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { DrTarget } from './dr-access.js';
 
 /** Lets VolumeOperations' role share, grant and copy a backup's snapshots to the DR targets. */
-export function grantSnapshotCopies(options: { role: IRole; targets: readonly DrTarget[] }): void {
+export function grantSnapshotCopies(options: {
+  role: IRole;
+  targets: readonly DrTarget[];
+  /** The customer keys the backed-up EBS volumes are encrypted with (key ARNs). */
+  keys?: readonly string[];
+}): void {
   const { role, targets } = options;
   if (targets.length === 0) return;
   const stack = Stack.of(role);
@@ -35,17 +42,20 @@ export function grantSnapshotCopies(options: { role: IRole; targets: readonly Dr
         conditions: { ...tagged, 'ForAllValues:StringEquals': { 'ec2:Add/userId': accounts } },
       }),
     );
-  add(
-    new PolicyStatement({
-      actions: ['kms:CreateGrant'],
-      resources: [stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*' })],
-      conditions: {
-        StringEquals: {
-          'kms:GranteePrincipal': accounts.map((a) => `arn:${stack.partition}:iam::${a}:root`),
+  const keys = [...new Set(options.keys ?? [])];
+  // Only the keys the snapshots are encrypted with, only to the DR accounts.
+  if (keys.length > 0)
+    add(
+      new PolicyStatement({
+        actions: ['kms:CreateGrant'],
+        resources: keys,
+        conditions: {
+          StringEquals: {
+            'kms:GranteePrincipal': accounts.map((a) => `arn:${stack.partition}:iam::${a}:root`),
+          },
         },
-      },
-    }),
-  );
+      }),
+    );
   const roles = targets.flatMap((t) => (t.roleArn ? [t.roleArn] : []));
   if (roles.length > 0) add(new PolicyStatement({ actions: ['sts:AssumeRole'], resources: roles }));
   // A target in this account has no role: the copy is made with this role, in its region.
@@ -90,12 +100,6 @@ function grantOwnCopies(options: {
 function acknowledgeCopies(options: { role: IRole; stack: Stack; regions: readonly string[] }): void {
   const { role, stack } = options;
   const acknowledge = (id: string, reason: string): void => Validations.of(role).acknowledge({ id, reason });
-  const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
-  const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
-  acknowledge(
-    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:${account}:key/*]`,
-    "The backed-up volumes' customer keys are any of the account's; a grant goes only to the DR accounts named",
-  );
   for (const r of [stack.region, ...options.regions])
     acknowledge(
       `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${Token.isUnresolved(r) ? '<AWS::Region>' : r}::snapshot/*]`,

@@ -85,6 +85,7 @@ function progressOf(snapshot: Snapshot): SnapshotProgress {
     ...(snapshot.VolumeId ? { volumeId: snapshot.VolumeId } : {}),
     encrypted: snapshot.Encrypted ?? false,
     tags: fromEc2Tags(snapshot.Tags),
+    ...(snapshot.OwnerId ? { ownerId: snapshot.OwnerId } : {}),
   };
 }
 

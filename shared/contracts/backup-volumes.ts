@@ -199,6 +199,8 @@ export const snapshotCopy = z.strictObject({
   startTimestamp: z.string().optional(),
   completionTimestamp: z.string().optional(),
   error: z.string().optional(),
+  /** An account-less copy's owner: the backup's own account, as EC2 reported it. */
+  backupAccount: z.string().optional(),
 });
 export type SnapshotCopy = z.infer<typeof snapshotCopy>;
 

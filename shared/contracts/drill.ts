@@ -41,6 +41,11 @@ export const drillRequest = z.strictObject({
     metadata: objectMetaInput,
     spec: drillSpec,
   }),
+  /**
+   * The Schedule whose drill target fired this drill (set by the firing, never by a person: the
+   * API refuses it); its report names it.
+   */
+  firedBySchedule: dnsSubdomain.optional(),
 });
 export type DrillRequest = z.infer<typeof drillRequest>;
 
@@ -69,6 +74,8 @@ export const drillRun = z.strictObject({
   cluster: z.string(),
   backupName: z.string(),
   scheduleName: z.string().optional(),
+  /** The Schedule whose drill target fired this drill. */
+  firedBySchedule: z.string().optional(),
   backupStartedAt: z.string(),
   namespaceMapping: z.record(z.string(), z.string()),
   startedAt: z.string(),
@@ -87,6 +94,8 @@ export const drillRestoreEnd = z.strictObject({
   failure: z.string().optional(),
   /** Why a check could not be made once its retries were spent. */
   checkFailure: z.string().optional(),
+  /** Why the restore never started: an earlier drill's namespaces were not cleared. */
+  clearFailure: z.string().optional(),
 });
 export type DrillRestoreEnd = z.infer<typeof drillRestoreEnd>;
 
@@ -113,4 +122,5 @@ export const storedDrillReport = z.object({
   mismatches: z.array(mismatch),
   volumes: z.array(z.object({ pvc: z.string(), method: z.string(), source: z.string().optional() })),
   failureReason: z.string().optional(),
+  firedBySchedule: z.string().optional(),
 });

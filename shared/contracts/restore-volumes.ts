@@ -69,6 +69,7 @@ const snapshotCopyInfo = z.object({
   completionTimestamp: z.string().optional().catch(undefined),
   Phase: z.enum(['New', 'InProgress', 'Completed', 'Failed']).catch('Failed'),
   error: z.string().optional().catch(undefined),
+  backupAccount: z.string().optional().catch(undefined),
 });
 
 /**

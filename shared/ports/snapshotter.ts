@@ -32,6 +32,8 @@ export interface SnapshotProgress {
   readonly volumeId?: string;
   readonly encrypted: boolean;
   readonly tags: readonly Tag[];
+  /** The account that owns the snapshot, when EC2 says. */
+  readonly ownerId?: string;
 }
 
 /** EC2 volume states; a restored volume is usable once `available`, never after `error`. */

@@ -1,9 +1,11 @@
 /**
- * The DR drill workflow in the synthesized template: its four steps, each with its role and the
+ * The DR drill workflow in the synthesized template: its five steps, each with its role and the
  * storage areas it writes; the checks' view of the cluster; the state machine allowed to run the
  * restore workflow nested (start it, follow and stop its executions, the `.sync` rule) and nothing
  * more; the Api function starting and describing drills; PublishOutcome told of a drill's end.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
@@ -89,6 +91,22 @@ describe('the DR drill workflow', () => {
       expect(viewers(step)).toEqual([]);
       expect(granting(statementsOf(roleOf(`Drill${step}Role`)), 'eks:DescribeCluster')).toEqual([]);
     }
+  });
+
+  it('lets ClearDrillNamespaces view the clusters and delete namespaces only, writing nothing stored', () => {
+    const entries = Object.values(template.findResources('AWS::EKS::AccessEntry')).filter((e) =>
+      text(e.Properties.PrincipalArn).includes(roleOf('DrillClearDrillNamespacesRole')),
+    );
+    expect(entries.map((e) => [e.Properties.ClusterName, e.Properties.KubernetesGroups])).toEqual([
+      ['prod-a', ['lifeboat:drill-namespaces']],
+    ]);
+    expect(text(entries[0]?.Properties.AccessPolicies)).toContain('AmazonEKSAdminViewPolicy');
+    const statements = statementsOf(roleOf('DrillClearDrillNamespacesRole'));
+    for (const action of ['s3:PutObject', 's3:DeleteObject', 'states:StartExecution'])
+      expect(granting(statements, action), action).toEqual([]);
+    const rbac = readFileSync(join('infra', 'kubernetes', 'rbac.yaml'), 'utf8');
+    const role = rbac.split('\n---\n').find((d) => d.includes('name: lifeboat-drill-namespaces\nrules:'));
+    expect(role).toContain('resources: ["namespaces"]\n    verbs: ["delete"]');
   });
 
   it('lets the drill machine run only the restore workflow nested, with the .sync rule', () => {

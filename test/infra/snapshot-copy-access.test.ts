@@ -1,7 +1,8 @@
 /**
  * The IAM copySnapshots and restores elsewhere need, evaluated with the rehearsal's IAM simulator
- * on the synthesized roles: VolumeOperations may share a backup's snapshots with, and grant its
- * keys to, only the DR accounts named, and assume only their copy roles; RestoreVolumes may
+ * on the synthesized roles: VolumeOperations may share a backup's snapshots with, and grant the
+ * keys named in snapshotKeys (no other) to, only the DR accounts named, and assume only their
+ * copy roles; RestoreVolumes may
  * assume only the volume-home roles named. Without drTargets or roles, none of it.
  */
 import { App } from 'aws-cdk-lib';
@@ -25,6 +26,7 @@ const COPY_ROLE = `arn:aws:iam::${DR_ACCOUNT}:role/lifeboat-copy`;
 const HOME_ROLE = `arn:aws:iam::${DR_ACCOUNT}:role/lifeboat-restore`;
 const SNAPSHOT = `arn:aws:ec2:${SOURCE.region}::snapshot/snap-0123456789abcdef0`;
 const KEY = `arn:aws:kms:${SOURCE.region}:${SOURCE.account}:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0`;
+const OTHER_KEY = `arn:aws:kms:${SOURCE.region}:${SOURCE.account}:key/9f8e7d6c-5b4a-3928-1706-f5e4d3c2b1a0`;
 
 function deploy(props: Partial<LifeboatStackProps>): { policies: DeployedPolicies; stack: LifeboatStack } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -67,6 +69,15 @@ const DEFAULT_KEY_POLICY: PolicyDocument = {
   ],
 };
 
+/** VolumeOperations granting `account` use of `key` (by default the snapshots' key). */
+const grant = (account: string, key = KEY) => ({
+  role: 'VolumeOperationsRole',
+  action: 'kms:CreateGrant',
+  resource: key,
+  context: { 'kms:GranteePrincipal': `arn:aws:iam::${account}:root` },
+  resourcePolicy: DEFAULT_KEY_POLICY,
+});
+
 const share = (account: string, tags: Record<string, string>) => ({
   role: 'VolumeOperationsRole',
   action: 'ec2:ModifySnapshotAttribute',
@@ -84,6 +95,7 @@ describe('a source stack copying snapshots to its DR targets', () => {
     ({ policies, stack } = deploy({
       drTargets: [{ account: DR_ACCOUNT, region: 'us-west-2', roleArn: COPY_ROLE }],
       crossAccountRestoreRoles: [HOME_ROLE],
+      snapshotKeys: [KEY],
     }));
   }, 60_000);
 
@@ -95,15 +107,14 @@ describe('a source stack copying snapshots to its DR targets', () => {
   });
 
   it('lets VolumeOperations grant the DR account use of a snapshot’s key, and no other account', async () => {
-    const grant = (account: string) => ({
-      role: 'VolumeOperationsRole',
-      action: 'kms:CreateGrant',
-      resource: KEY,
-      context: { 'kms:GranteePrincipal': `arn:aws:iam::${account}:root` },
-      resourcePolicy: DEFAULT_KEY_POLICY,
-    });
     expect(await may(policies, grant(DR_ACCOUNT))).toBe(true);
     expect(await may(policies, grant(OTHER))).toBe(false);
+  });
+
+  it('lets VolumeOperations grant no key but those named in snapshotKeys', async () => {
+    expect(await may(policies, grant(DR_ACCOUNT, OTHER_KEY))).toBe(false);
+    const elsewhere = KEY.replace(SOURCE.region, 'us-west-2');
+    expect(await may(policies, grant(DR_ACCOUNT, elsewhere))).toBe(false);
   });
 
   it('lets VolumeOperations assume the copy role, and RestoreVolumes the volume-home role, only', async () => {
@@ -132,6 +143,16 @@ describe('a source stack copying to another region of its own account', () => {
     expect(await may(policies, copy('us-west-2', { 'velero.io/backup': 'nightly' }))).toBe(true);
     expect(await may(policies, copy('eu-west-1', { 'velero.io/backup': 'nightly' }))).toBe(false);
     expect(await may(policies, copy('us-west-2', {}))).toBe(false);
+  }, 60_000);
+});
+
+describe('a source stack naming no snapshot keys', () => {
+  it('grants no key to the DR accounts (an encrypted snapshot’s copy fails naming the grant)', async () => {
+    const { policies } = deploy({
+      drTargets: [{ account: DR_ACCOUNT, region: 'us-west-2', roleArn: COPY_ROLE }],
+    });
+    expect(await may(policies, share(DR_ACCOUNT, { 'velero.io/backup': 'nightly' }))).toBe(true);
+    expect(await may(policies, grant(DR_ACCOUNT))).toBe(false);
   }, 60_000);
 });
 

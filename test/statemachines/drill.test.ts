@@ -49,4 +49,22 @@ describe('statemachines/drill.asl.json', () => {
     expect(definition.States.WaitForReadiness).toMatchObject({ Type: 'Wait', Next: 'CheckDrillReadiness' });
     expect(definition.States.RunRestore?.Resource).toBe('arn:aws:states:::states:startExecution.sync:2');
   });
+
+  it("clears an earlier drill's namespaces before the restore, waiting in a Wait state", () => {
+    expect(definition.States.IsDrillValid?.Default).toBe('ClearDrillNamespaces');
+    expect(definition.States.ClearDrillNamespaces).toMatchObject({
+      Type: 'Task',
+      Next: 'AreDrillNamespacesClear',
+    });
+    expect(definition.States.AreDrillNamespacesClear).toMatchObject({
+      Choices: [
+        { Variable: '$.clearing.cleared', Next: 'RunRestore' },
+        { Variable: '$.clearing.expired', Next: 'ClearingExpired' },
+      ],
+      Default: 'WaitForClearing',
+    });
+    expect(definition.States.WaitForClearing).toMatchObject({ Type: 'Wait', Next: 'ClearDrillNamespaces' });
+    for (const end of ['ClearingExpired', 'ClearFailed'])
+      expect(definition.States[end]).toMatchObject({ Type: 'Pass', Next: 'FinishDrill' });
+  });
 });

@@ -42,6 +42,8 @@ export interface DrillReport {
   readonly volumes: readonly DrillVolume[];
   /** Why the drill failed, in a line, when it did. */
   readonly failureReason?: string;
+  /** The Schedule whose drill target fired this drill; absent for a drill a person started. */
+  readonly firedBySchedule?: string;
 }
 
 const seconds = (from: string, to: string): number =>
@@ -64,12 +66,15 @@ export function finishedReport(options: {
   readonly waited: boolean;
   /** Why a check could not be made, when one could not. */
   readonly checkFailure?: string;
+  /** Why the restore never started (an earlier drill's namespaces not cleared), when it did not. */
+  readonly clearFailure?: string;
   readonly completedAt: string;
 }): DrillReport {
   const { started, mismatches } = options;
   const restoreFailed = started.restore.phase !== 'Completed';
   const reasons = [
-    ...(restoreFailed
+    ...(options.clearFailure ? [`nothing was restored: ${options.clearFailure}`] : []),
+    ...(restoreFailed && !options.clearFailure
       ? [
           `restore ${started.restore.name} ended ${started.restore.phase}${started.restore.failure ? `: ${started.restore.failure}` : ''}`,
         ]
@@ -106,6 +111,7 @@ export function drillSummary(report: DrillReport): string[] {
   const mapping = Object.entries(report.namespaceMapping).map(([from, to]) => `${from}→${to}`);
   return [
     `Drill "${report.name}": ${report.phase}${report.failureReason ? ` (${report.failureReason})` : ''}`,
+    ...(report.firedBySchedule ? [`  Fired by:   schedule ${report.firedBySchedule}`] : []),
     `  Backup:     ${report.backup.name}${report.backup.schedule ? ` (schedule ${report.backup.schedule})` : ''}, started ${report.backup.startedAt}`,
     `  Restore:    ${report.restore.name}: ${report.restore.phase}, into cluster ${report.cluster}${mapping.length ? `, namespaces ${mapping.join(', ')}` : ''}`,
     `  RPO:        ${humanDuration(report.rpoSeconds)} (the backup's age when the drill started)`,

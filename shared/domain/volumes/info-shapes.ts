@@ -73,6 +73,11 @@ export interface SnapshotCopyInfo {
   readonly completionTimestamp?: string;
   readonly Phase: CopyPhase;
   readonly error?: string;
+  /**
+   * Lifeboat: the backup's own account, where a copy without `account` lives (its owner, as EC2
+   * reported it); absent in records written before it was kept.
+   */
+  readonly backupAccount?: string;
 }
 
 export interface BackupVolumeInfo {

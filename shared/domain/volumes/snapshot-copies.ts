@@ -32,13 +32,21 @@ export interface VolumeHome {
 export const placeOf = (target: { account?: string; region?: string }): string =>
   `${target.account ? `account ${target.account}` : "the backup's account"}${target.region ? ` region ${target.region}` : ''}`;
 
-const sameAccount = (a: string | undefined, b: string | undefined): boolean => (a ?? '') === (b ?? '');
+/**
+ * Whether a copy is in the home's account. Absent on either side means the backup's own account,
+ * which an account-less copy records as `backupAccount`: a DR deployment in the backup's account
+ * (home naming it) takes such a copy; one in another account never does.
+ */
+function sameAccount(copy: SnapshotCopyInfo, home: VolumeHome): boolean {
+  const backupAccount = copy.backupAccount ?? '';
+  return (copy.account ?? backupAccount) === (home.account ?? backupAccount);
+}
 
 /** The copies of a volume that can serve a restore in `home`, completed ones first. */
 function copiesAt(info: BackupVolumeInfo, home: VolumeHome): SnapshotCopyInfo[] {
   const copies = info.snapshotCopies ?? [];
   const here = copies.filter(
-    (c) => sameAccount(c.account, home.account) && (home.region === undefined || c.region === home.region),
+    (c) => sameAccount(c, home) && (home.region === undefined || c.region === home.region),
   );
   return [...here].sort((a, b) => Number(b.Phase === 'Completed') - Number(a.Phase === 'Completed'));
 }

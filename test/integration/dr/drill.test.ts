@@ -151,6 +151,56 @@ describe('a DR drill into the second cluster', () => {
       for (const form of [secret, Buffer.from(secret).toString('base64')]) expect(stored).not.toContain(form);
   });
 
+  it('clears the namespaces an earlier drill made before a repeat drill, and never one no drill made', async () => {
+    // Prepare: a namespace of the mapping made by someone else, with an object of theirs
+    const mapping = mappingTo('e');
+    const shop = mapping[app.namespaces.shop] ?? '';
+    const tools = mapping[app.namespaces.tools] ?? '';
+    const core = dr.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: tools } } });
+    await core.createNamespacedConfigMap({
+      namespace: tools,
+      body: { metadata: { name: 'theirs' }, data: { keep: 'me' } },
+    });
+    const drill = (name: string) =>
+      runLocalDrill(drillRequest(name, { backupName, namespaceMapping: mapping, readyTimeout: '3m' }), {
+        cluster: new KubernetesCluster(dr),
+        store,
+      });
+    // …a first drill, then last week's leftovers in its namespace: a changed item, an extra one
+    const first = uniqueName('drill');
+    await drill(first);
+    expect((await readDrillReport(store, first))?.phase).toBe('Completed');
+    const config = await core.readNamespacedConfigMap({ namespace: shop, name: 'web-config' });
+    await core.replaceNamespacedConfigMap({
+      namespace: shop,
+      name: 'web-config',
+      body: { ...config, data: { mode: 'last-week' } },
+    });
+    await core.createNamespacedConfigMap({
+      namespace: shop,
+      body: { metadata: { name: 'last-week-only' }, data: { old: 'yes' } },
+    });
+
+    // Act: the repeat drill, under the same mappings
+    const second = uniqueName('drill');
+    const output = await drill(second);
+
+    // Assess: restored afresh, no leftover; the namespace no drill made kept with its object
+    const report = await readDrillReport(store, second);
+    expect(report?.mismatches).toEqual([]);
+    expect(output).toMatchObject({ name: second, phase: 'Completed', mismatches: 0 });
+    const restored = await core.readNamespace({ name: shop });
+    expect(restored.metadata?.labels?.['velero.io/restore-name']).toBe(second);
+    await expect(
+      core.readNamespacedConfigMap({ namespace: shop, name: 'last-week-only' }),
+    ).rejects.toMatchObject({
+      code: 404,
+    });
+    const theirs = await core.readNamespacedConfigMap({ namespace: tools, name: 'theirs' });
+    expect(theirs.data).toEqual({ keep: 'me' });
+  });
+
   it('runs from the command line, prints the summary, lists the report and publishes one event', async () => {
     const dir = store.location.slice('file://'.length);
     const mapping = Object.entries(mappingTo('c'))

@@ -114,7 +114,8 @@ describe("a Schedule's drill target on the local server", () => {
     expect(report).toMatchObject({
       phase: 'Completed',
       cluster: 'dr',
-      backup: { name: `drilled-${stamp(base)}` },
+      firedBySchedule: 'drilled',
+      backup: { name: `drilled-${stamp(base)}`, schedule: 'drilled' },
       namespaceMapping: { [namespace]: `${namespace}-dr` },
     });
     expect(report?.rpoSeconds).toBeGreaterThanOrEqual(0);

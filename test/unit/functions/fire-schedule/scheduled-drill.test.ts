@@ -2,10 +2,14 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readDrillReport } from '../../../../functions/common/drill-records.js';
+import { finishDrill } from '../../../../functions/finish-drill/finish-drill.js';
 import { fireSchedule } from '../../../../functions/fire-schedule/fire-schedule.js';
 import { createSchedule, getSchedule, setSchedulePaused } from '../../../../functions/schedules/schedules.js';
+import { startDrill } from '../../../../functions/start-drill/start-drill.js';
 import { LocalDirectoryStore } from '../../../../shared/adapters/local-directory-store.js';
 import { validateDrillRequest } from '../../../../shared/contracts/drill.js';
+import { drillSummary } from '../../../../shared/domain/drills/report.js';
 import { AlreadyExists } from '../../../../shared/domain/errors.js';
 import { backupDocument } from '../../../../shared/domain/storage/backup-document.js';
 import { backupKeys } from '../../../../shared/domain/storage/keys.js';
@@ -125,6 +129,33 @@ describe('a Schedule with a drill target, fired', () => {
     expect(status?.lastDrillSkippedReason).toBeUndefined();
   });
 
+  it('names the Schedule that fired the drill in its report and summary, started and finished', async () => {
+    // Prepare: a firing's drill, as its execution's input holds it.
+    const { store, executions, deps, completed } = await setUp();
+    await completed('weekly-20261122030000', '2026-11-22T03:00:01Z');
+    const firing = await fireSchedule(
+      { schedule: 'weekly', scheduledTime: at('2026-11-29T03:00:00Z') },
+      deps,
+    );
+    const name = firing.drill ?? '';
+    const { request } = JSON.parse((await executions.describe({ workflow: 'drill', name }))?.input ?? '{}');
+
+    // Act: the drill workflow's first and last steps.
+    const started = await startDrill({ request, runId: 'r1' }, { store, clock: deps.clock });
+    const inProgress = await readDrillReport(store, name);
+    if (!started.valid) throw new Error(`refused: ${JSON.stringify(started)}`);
+    await finishDrill({ run: started.run, restore: { phase: 'Failed' } }, { store, clock: deps.clock });
+    const finished = await readDrillReport(store, name);
+
+    // Assess: a field of its own, and the backup's schedule, both before and after.
+    for (const report of [inProgress, finished])
+      expect(report).toMatchObject({
+        firedBySchedule: 'weekly',
+        backup: { name: 'weekly-20261122030000', schedule: 'weekly' },
+      });
+    expect(drillSummary(finished ?? fail())).toContain('  Fired by:   schedule weekly');
+  });
+
   it('skips the drill while the previous one runs, and drills again once it has ended', async () => {
     // Prepare
     const { executions, deps, completed } = await setUp();
@@ -175,4 +206,8 @@ describe('a Schedule with a drill target, fired', () => {
 
 function spreadOf(drill: { namespaceMapping: Record<string, string>; readyTimeout: string }) {
   return { namespaceMapping: drill.namespaceMapping, readyTimeout: drill.readyTimeout };
+}
+
+function fail(): never {
+  throw new Error('no report');
 }

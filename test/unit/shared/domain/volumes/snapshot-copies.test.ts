@@ -114,6 +114,20 @@ describe('the snapshot copy a restore picks for where its volumes land', () => {
     });
   });
 
+  it("serves a DR deployment in the backup's own account from a copy that names no account", () => {
+    // A same-account DR deployment names its account in its home; the copy only its region.
+    const own = copy({ account: undefined, backupAccount: DR });
+    expect(snapshotCopyFor(native([own]), drHome)).toEqual({ snapshotHandle: 'snap-copy' });
+    expect(snapshotCopyFor(native([own]), { region: 'us-west-2' })).toEqual({ snapshotHandle: 'snap-copy' });
+  });
+
+  it("keeps a copy in the backup's own account from a deployment in another account", () => {
+    const own = copy({ account: undefined, backupAccount: '123456789012' });
+    expect(snapshotCopyFor(native([own]), drHome)).toMatchObject({
+      reason: expect.stringContaining('has no copy in account 210987654321 region us-west-2'),
+    });
+  });
+
   it('starts a copy with its target, and knows the EBS snapshot behind an EBS CSI snapshot only', () => {
     expect(
       newSnapshotCopy({
