@@ -103,8 +103,9 @@ export function grantDrTargets(options: {
       principals,
       actions: ['kms:Decrypt', 'kms:DescribeKey'],
       resources: ['*'],
-      // The data mover binds every wrapped data key to its repository's id.
-      conditions: { StringLike: { 'kms:EncryptionContext:lifeboat:repository': '*' } },
+      // The data mover binds every wrapped data key to its repository's id: only such a request
+      // (its encryption context has that key) is allowed, in a form IAM evaluators can check.
+      conditions: { 'ForAnyValue:StringEquals': { 'kms:EncryptionContextKeys': 'lifeboat:repository' } },
     }),
   );
 }
