@@ -169,5 +169,7 @@ export class LifeboatStack extends Stack {
       value: this.dataMover.taskDefinition.taskDefinitionArn,
     });
     new CfnOutput(this, 'BackupStateMachineArn', { value: this.backup.stateMachine.stateMachineArn });
+    // What a DR deployment names as `-c lifeboat:drSourceRepositoryKey` to restore moved volumes.
+    new CfnOutput(this, 'RepositoryKeyArn', { value: this.dataMover.repositoryKey.keyArn });
   }
 }

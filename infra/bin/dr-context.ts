@@ -4,11 +4,14 @@
  * the one snapshot copies are made through), `lifeboat:replicateTo`
  * (JSON `{"bucketArn","kmsKeyArn","account"}`), `lifeboat:drSource` (the source bucket's or its
  * replica's ARN) with `lifeboat:drSourceKey`, `lifeboat:drSourcePrefix`,
- * `lifeboat:drSourceRegion`, and `lifeboat:crossAccountRestoreRoles` (role ARNs, comma-separated).
+ * `lifeboat:drSourceRegion`, `lifeboat:drSourceRepositoryKey` (the source's data-mover repository
+ * key ARN: restores read the source's repository), and `lifeboat:crossAccountRestoreRoles` (role
+ * ARNs, comma-separated).
  * A malformed value fails the synth naming its context key.
  */
 import type { Node } from 'constructs';
 import type { DrSource, DrTarget, ReplicaTarget } from '../constructs/dr-access.js';
+import { checkKmsKeyArn } from '../constructs/dr-source-repository.js';
 import type { LifeboatStackProps } from '../lifeboat-stack.js';
 
 const text = (node: Node, key: string): string => String(node.tryGetContext(key) ?? '').trim();
@@ -75,6 +78,10 @@ function replicateTo(value: string): ReplicaTarget {
 
 function drSource(node: Node): DrSource | undefined {
   const bucketArn = text(node, 'lifeboat:drSource');
+  const repositoryKeyArn = text(node, 'lifeboat:drSourceRepositoryKey');
+  if (repositoryKeyArn && !bucketArn)
+    throw new Error('-c lifeboat:drSourceRepositoryKey needs -c lifeboat:drSource (the source bucket ARN)');
+  if (repositoryKeyArn) checkKmsKeyArn('-c lifeboat:drSourceRepositoryKey', repositoryKeyArn);
   if (!bucketArn) return undefined;
   if (!/^arn:aws[\w-]*:s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucketArn))
     throw new Error(`-c lifeboat:drSource must be an S3 bucket ARN, not "${bucketArn}"`);
@@ -86,6 +93,7 @@ function drSource(node: Node): DrSource | undefined {
     ...(kmsKeyArn ? { kmsKeyArn } : {}),
     ...(prefix ? { prefix } : {}),
     ...(region ? { region } : {}),
+    ...(repositoryKeyArn ? { repositoryKeyArn } : {}),
   };
 }
 

@@ -42,6 +42,11 @@ export interface DrSource {
   readonly prefix?: string;
   /** The bucket's region (default: the DR deployment's own). */
   readonly region?: string;
+  /**
+   * The source's data-mover repository key (a KMS key ARN): with it, the DR deployment's data
+   * mover restores moved volumes from the source's repository, read only (dr-source-repository.ts).
+   */
+  readonly repositoryKeyArn?: string;
 }
 
 /** What a DR restore reads below a location's prefix: Velero's backups and the repository. */
@@ -50,7 +55,8 @@ export const DR_READ_PREFIXES = [STORAGE_PREFIXES.backups, STORAGE_PREFIXES.repo
 const ACCOUNT = /^\d{12}$/;
 
 /** A location prefix as keys start with it: '' or ending in one slash (as S3ObjectStore makes it). */
-const asPrefix = (prefix: string | undefined): string => (prefix ? `${prefix.replace(/\/+$/, '')}/` : '');
+export const asPrefix = (prefix: string | undefined): string =>
+  prefix ? `${prefix.replace(/\/+$/, '')}/` : '';
 
 function checkAccount(field: string, account: string): void {
   if (!ACCOUNT.test(account)) throw new Error(`${field} must be a 12-digit account id, not "${account}"`);
@@ -103,8 +109,9 @@ export function grantDrTargets(options: {
       principals,
       actions: ['kms:Decrypt', 'kms:DescribeKey'],
       resources: ['*'],
-      // The data mover binds every wrapped data key to its repository's id.
-      conditions: { StringLike: { 'kms:EncryptionContext:lifeboat:repository': '*' } },
+      // The data mover binds every wrapped data key to its repository's id: only such a request
+      // (its encryption context has that key) is allowed, in a form IAM evaluators can check.
+      conditions: { 'ForAnyValue:StringEquals': { 'kms:EncryptionContextKeys': 'lifeboat:repository' } },
     }),
   );
 }
@@ -187,8 +194,9 @@ export function sourceBucketName(source: DrSource): string {
 }
 
 /**
- * The environment naming the DR source location, for every function that reads it, and the
- * deployment's own account (`account`): where its restores' volumes land.
+ * The environment naming the DR source location, for every function that reads it (and its
+ * repository key, whose restore jobs then name the source's repository), and the deployment's
+ * own account (`account`): where its restores' volumes land.
  */
 export function drSourceEnvironment(options: {
   source: DrSource;
@@ -200,6 +208,7 @@ export function drSourceEnvironment(options: {
     LIFEBOAT_DR_SOURCE_BUCKET: sourceBucketName(source),
     LIFEBOAT_DR_SOURCE_PREFIX: source.prefix ?? '',
     LIFEBOAT_DR_SOURCE_REGION: source.region ?? options.region,
+    ...(source.repositoryKeyArn ? { LIFEBOAT_DR_SOURCE_REPOSITORY_KEY: source.repositoryKeyArn } : {}),
     ...(options.account ? { LIFEBOAT_DEPLOYMENT_ACCOUNT: options.account } : {}),
   };
 }

@@ -13,6 +13,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { DataMover, type WorkflowDataMoverProps, workflowDataMover } from './data-mover.js';
+import { grantDrSourceRepositoryRead } from './dr-source-repository.js';
 import { HOOK_EXEC_GROUP, HookRunner, type HookRunnerProps } from './hook-runner.js';
 import { restoreVolumeFunctions } from './restore-volumes.js';
 import {
@@ -165,6 +166,9 @@ export class RestoreWorkflow extends Construct {
     // RestoreVolumes names the repository in the jobs it hands out (it never opens it).
     restoreVolumes.addEnvironment('LIFEBOAT_REPOSITORY_KEY', this.dataMover.repositoryKey.keyArn);
     patchVolumes.addEnvironment('LIFEBOAT_REPOSITORY_KEY', this.dataMover.repositoryKey.keyArn);
+    // A DR deployment's restore jobs name the source's repository (its key given): read only.
+    if (store.drSource)
+      grantDrSourceRepositoryRead({ role: this.dataMover.taskRole, source: store.drSource });
     this.stateMachine = workflowStateMachine(this, {
       name: stateMachineName,
       definitionFile: RESTORE_DEFINITION_FILE,

@@ -139,3 +139,29 @@ export async function mayCall(options: {
     throw new Error(`simulation failed: ${JSON.stringify(response.errors)}`);
   return response.overallResult === 'Allowed';
 }
+
+/**
+ * A function's environment as deployed into `account` and `region`: its template variables with
+ * every intrinsic resolved against the same made-up physical names as deployedPolicies.
+ */
+export function deployedEnvironment(options: {
+  template: CdkTemplate;
+  account: string;
+  region: string;
+  functionName: string;
+}): Record<string, string> {
+  const { account, region } = options;
+  const template = options.template.toJSON() as Template;
+  const physical = new Map<string, Physical>();
+  for (const [id, r] of Object.entries(template.Resources))
+    physical.set(id, physicalOf({ id, type: r.Type, account, region }));
+  const resolver: Resolver = { account, region, stackName: 'Lifeboat', physical };
+  const found = Object.values(template.Resources).find(
+    (r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.FunctionName === options.functionName,
+  );
+  if (!found) throw new Error(`no function ${options.functionName}`);
+  const variables = (found.Properties?.Environment as { Variables?: Json } | undefined)?.Variables ?? {};
+  return Object.fromEntries(
+    Object.entries(resolve(resolver, variables) as Record<string, Json>).map(([k, v]) => [k, String(v)]),
+  );
+}

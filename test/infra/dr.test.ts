@@ -99,7 +99,7 @@ describe('a source stack with DR targets', () => {
     expect(dr).toEqual([
       expect.objectContaining({
         Action: ['kms:Decrypt', 'kms:DescribeKey'],
-        Condition: { StringLike: { 'kms:EncryptionContext:lifeboat:repository': '*' } },
+        Condition: { 'ForAnyValue:StringEquals': { 'kms:EncryptionContextKeys': 'lifeboat:repository' } },
       }),
     ]);
   });
