@@ -73,3 +73,21 @@ describe('the synthesized stack', () => {
     expect(unused.map((e) => e.rule)).toEqual([]);
   });
 });
+
+describe('the CDK app given a bad context value', () => {
+  it.each([
+    ['lifeboat:objectLock', 'nope', '-c lifeboat:objectLock must be GOVERNANCE or COMPLIANCE, not "NOPE"'],
+    ['lifeboat:drSource', 'my-bucket', '-c lifeboat:drSource must be an S3 bucket ARN, not "my-bucket"'],
+  ])('names %s and prints no stack trace', { timeout: 120_000 }, async (key, value, message) => {
+    const failed = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'infra/bin/app.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ [key]: value }), LIFEBOAT_DEBUG: '' },
+    }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain(`error: ${message}`);
+    expect(failed?.stderr).not.toMatch(/^\s+at /m);
+  });
+});
