@@ -29,11 +29,12 @@ export function grantSnapshotCopies(options: {
   const snapshotsIn = (region: string): string =>
     stack.formatArn({ service: 'ec2', region, resource: 'snapshot', resourceName: '*', account: '' });
   const accounts = [...new Set(targets.map((t) => t.account))];
-  // Only snapshots a backup took (tagged by Lifeboat, or by the EBS CSI driver for a backup's
-  // VolumeSnapshot), and only adding the DR accounts to createVolumePermission.
+  // Only snapshots a backup took (tagged by Lifeboat) or the EBS CSI driver took (it tags every
+  // snapshot `CSIVolumeSnapshotName`, valued after the CSI request, `snapshot-<uid>`: never the
+  // VolumeSnapshot's name, so not `velero-*`), and only adding the DR accounts.
   for (const tagged of [
     { Null: { 'aws:ResourceTag/velero.io/backup': 'false' } },
-    { StringLike: { 'aws:ResourceTag/CSIVolumeSnapshotName': 'velero-*' } },
+    { Null: { 'aws:ResourceTag/CSIVolumeSnapshotName': 'false' } },
   ])
     add(
       new PolicyStatement({

@@ -102,6 +102,11 @@ describe('a source stack copying snapshots to its DR targets', () => {
   it('lets VolumeOperations share a backup’s snapshots with the DR account only', async () => {
     expect(await may(policies, share(DR_ACCOUNT, { 'velero.io/backup': 'nightly' }))).toBe(true);
     expect(await may(policies, share(DR_ACCOUNT, { CSIVolumeSnapshotName: 'velero-data-x1' }))).toBe(true);
+    // The EBS CSI driver names its snapshots after the CSI request, `snapshot-<uid>` (its docs:
+    // the VolumeSnapshotContent's), never after the VolumeSnapshot: a backup's CSI snapshot.
+    const csiName = 'snapshot-4f1c2e9a-7b3d-4e5f-9a8b-1c2d3e4f5a6b';
+    expect(await may(policies, share(DR_ACCOUNT, { CSIVolumeSnapshotName: csiName }))).toBe(true);
+    expect(await may(policies, share(OTHER, { CSIVolumeSnapshotName: csiName }))).toBe(false);
     expect(await may(policies, share(OTHER, { 'velero.io/backup': 'nightly' }))).toBe(false);
     expect(await may(policies, share(DR_ACCOUNT, { Name: 'not-a-backup' }))).toBe(false);
   });

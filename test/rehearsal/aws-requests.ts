@@ -6,6 +6,7 @@
  * rehearsal's gateway sees it. A request it cannot classify is reported, never let through.
  */
 
+import { grantContext, snapshotCopyRequest } from './copy-requests.js';
 import { schedulerRequest } from './scheduler-requests.js';
 
 export interface SignedRequest {
@@ -228,7 +229,13 @@ function jsonTarget(request: SignedRequest, ctx: ClassifyContext, service: strin
     const keyId = String(body.KeyId ?? '');
     return {
       operation,
-      actions: [{ action: `kms:${operation}`, resources: keyId ? [ctx.keys.keyArn(keyId)] : ['*'] }],
+      actions: [
+        {
+          action: `kms:${operation}`,
+          resources: keyId ? [ctx.keys.keyArn(keyId)] : ['*'],
+          ...(operation === 'CreateGrant' ? { context: grantContext(body) } : {}),
+        },
+      ],
     };
   }
   if (service === 'events') return events(operation, body, ctx);
@@ -313,6 +320,9 @@ function ec2(request: SignedRequest, ctx: ClassifyContext) {
           ...tagged(volume(null)),
         ],
       };
+    case 'ModifySnapshotAttribute':
+    case 'CopySnapshot':
+      return snapshotCopyRequest({ operation, form, ctx, tagged });
     default:
       if (/^Describe/.test(operation))
         return { operation, actions: [{ action: `ec2:${operation}`, resources: ['*'] }] };
@@ -348,8 +358,15 @@ function sts(request: SignedRequest) {
   const form = new URLSearchParams(request.body.toString('utf8'));
   const operation = form.get('Action') ?? request.query.get('Action') ?? '';
   if (operation === 'GetCallerIdentity') return { operation, actions: [] };
-  if (operation === 'AssumeRole')
-    return { operation, actions: [{ action: 'sts:AssumeRole', resources: [form.get('RoleArn') ?? '*'] }] };
+  if (operation === 'AssumeRole') {
+    // A role's trust policy may ask for the external id (a DR account's snapshot-copy role).
+    const externalId = form.get('ExternalId');
+    const context = externalId ? { context: { 'sts:ExternalId': externalId } } : {};
+    return {
+      operation,
+      actions: [{ action: 'sts:AssumeRole', resources: [form.get('RoleArn') ?? '*'], ...context }],
+    };
+  }
   throw new UnclassifiedRequest(`STS ${operation}`);
 }
 
@@ -369,7 +386,8 @@ export function classify(request: SignedRequest, ctx: ClassifyContext): Classifi
     case 'events':
       return { ...base, ...jsonTarget(request, ctx, service) };
     case 'ec2':
-      return { ...base, ...ec2(request, ctx) };
+      // EC2 acts in the request's region (a snapshot copy is made in its target region).
+      return { ...base, ...ec2(request, { ...ctx, region: region ?? ctx.region }) };
     case 'ebs':
       return { ...base, ...ebs(request, ctx) };
     case 'sts':

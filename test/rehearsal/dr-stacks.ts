@@ -1,38 +1,44 @@
 /**
  * The two stacks of the cross-account DR rehearsal, as a team would synthesize them: the source
- * stack (account A, region 1) naming the DR account and region in `lifeboat:drTargets`, and the DR
- * stack (account B, region 2) naming the source's bucket and key in `lifeboat:drSource…`. The DR
- * stack is synthesized once (cached like the single stack) with the source location named by
- * placeholders; `nameSourceLocation` puts the deployed source's bucket and key ARN in their place,
- * as a team fills in the `-c` values once the source is deployed. Nothing else is changed.
+ * stack (account A, region 1) naming the DR account and region, and its copy role, in
+ * `lifeboat:drTargets`, and the DR stack (account B, region 2) naming the source's bucket and key
+ * in `lifeboat:drSource…`. The DR stack is synthesized once the source is deployed, with the
+ * deployed bucket's name and key ARN as its `-c` values (`drAssembly`), as its team would run
+ * `cdk synth`: those names are the run's own, so it is not cached but made in a directory of its
+ * own and removed after the run.
  */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
-import { DR_ACCOUNT, SOURCE_ACCOUNT } from '../env/moto.js';
-import { REHEARSAL_CLUSTERS, type SynthContext, synthesizedAssembly } from './assembly.js';
+import { DR_ACCOUNT } from '../env/moto.js';
+import { REHEARSAL_CLUSTERS, ROOT, runSynth, type SynthContext, synthesizedAssembly } from './assembly.js';
 import type { AwsTarget, Deployment } from './deploy.js';
-import {
-  type CloudAssembly,
-  type Json,
-  loadAssembly,
-  resolve,
-  resourcesOf,
-  type Template,
-} from './template.js';
+import { type CloudAssembly, type Json, loadAssembly, resolve, resourcesOf } from './template.js';
 
 export const SOURCE_REGION = 'us-east-1';
 export const DR_REGION = 'us-west-2';
 /** The cluster the DR stack serves (a second cluster, of the DR rehearsal). */
 export const DR_CLUSTERS = ['dr'];
 
-const PLACEHOLDER_BUCKET = 'lifeboat-rehearsal-dr-source-placeholder';
-const PLACEHOLDER_KEY = `arn:aws:kms:${SOURCE_REGION}:${SOURCE_ACCOUNT}:key/rehearsal-dr-source-key-placeholder`;
+/**
+ * The DR account's role snapshot copies are made through (its operators make it: no template
+ * does), named in the source's drTargets so VolumeOperations may assume it, and the external id
+ * its trust policy asks for.
+ */
+export const COPY_ROLE_ARN = `arn:aws:iam::${DR_ACCOUNT}:role/lifeboat-rehearsal-snapshot-copy`;
+export const COPY_EXTERNAL_ID = 'lifeboat-rehearsal-dr-copies';
 
-export const SOURCE_CONTEXT: SynthContext = { 'lifeboat:drTargets': `${DR_ACCOUNT}:${DR_REGION}` };
-export const DR_CONTEXT: SynthContext = {
-  'lifeboat:drSource': `arn:aws:s3:::${PLACEHOLDER_BUCKET}`,
-  'lifeboat:drSourceKey': PLACEHOLDER_KEY,
-  'lifeboat:drSourceRegion': SOURCE_REGION,
+export const SOURCE_CONTEXT: SynthContext = {
+  'lifeboat:drTargets': `${DR_ACCOUNT}:${DR_REGION}:${COPY_ROLE_ARN}`,
 };
+/** The DR stack's context: the deployed source's bucket and its key, in region 1. */
+export function drContext(source: { readonly bucket: string; readonly keyArn: string }): SynthContext {
+  return {
+    'lifeboat:drSource': `arn:aws:s3:::${source.bucket}`,
+    'lifeboat:drSourceKey': source.keyArn,
+    'lifeboat:drSourceRegion': SOURCE_REGION,
+  };
+}
 
 /** The source stack with DR targets: the README's synth with `-c lifeboat:drTargets=B:region-2`. */
 export async function sourceAssembly(): Promise<CloudAssembly> {
@@ -44,21 +50,31 @@ export async function plainSourceAssembly(): Promise<CloudAssembly> {
   return loadAssembly(await synthesizedAssembly(REHEARSAL_CLUSTERS));
 }
 
-/** The DR stack, synthesized in region 2, its source location still named by the placeholders. */
-export async function drAssembly(): Promise<CloudAssembly> {
-  return loadAssembly(await synthesizedAssembly(DR_CLUSTERS, DR_CONTEXT, DR_REGION));
-}
-
-/** Names the deployed source's bucket and key where the DR stack's synth had the placeholders. */
-export function nameSourceLocation(
-  assembly: CloudAssembly,
-  source: { readonly bucket: string; readonly keyArn: string },
-): CloudAssembly {
-  const text = JSON.stringify(assembly.template);
-  if (!text.includes(PLACEHOLDER_BUCKET) || !text.includes(PLACEHOLDER_KEY))
-    throw new Error('rehearsal: the DR stack does not name the placeholder source location');
-  const named = text.split(PLACEHOLDER_BUCKET).join(source.bucket).split(PLACEHOLDER_KEY).join(source.keyArn);
-  return { ...assembly, template: JSON.parse(named) as Template };
+/**
+ * The DR stack synthesized in region 2 by the README's command, naming the deployed source's
+ * bucket and key; `dispose` removes its directory (once the rehearsal running it has stopped).
+ */
+export async function drAssembly(source: {
+  readonly bucket: string;
+  readonly keyArn: string;
+}): Promise<{ assembly: CloudAssembly; dispose: () => Promise<void> }> {
+  // Under the project, as the cached assemblies are: the bundles import the SDK Lambda provides
+  // from node_modules, which Node finds from there.
+  const cache = join(ROOT, 'node_modules', '.cache', 'lifeboat');
+  await mkdir(cache, { recursive: true });
+  const outdir = await mkdtemp(join(cache, 'cdk-out-dr-run-'));
+  const dispose = () => rm(outdir, { recursive: true, force: true });
+  const result = await runSynth({
+    clusters: DR_CLUSTERS,
+    outdir,
+    context: drContext(source),
+    region: DR_REGION,
+  });
+  if (result.code !== 0) {
+    await dispose();
+    throw new Error(`cdk synth of the DR stack failed (exit ${result.code}):\n${result.output.slice(-4000)}`);
+  }
+  return { assembly: await loadAssembly(outdir), dispose };
 }
 
 /** The DR account, as its deployer reaches it: moto keeps the account of the role's credentials. */

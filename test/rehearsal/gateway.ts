@@ -17,6 +17,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DescribeSnapshotsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { AssumedRoles } from './assumed-roles.js';
 import {
   type ClassifiedRequest,
   classify,
@@ -111,6 +112,8 @@ export class AwsGateway {
   private server: Server | undefined;
   private attached: GatewayOptions | undefined;
   private readonly faults = new Set<Fault>();
+  /** Keys of roles the deployment's callers assumed through the gateway (another account's). */
+  private readonly assumed = new AssumedRoles();
   /** Requests the rehearsal could not classify: each fails the run. */
   readonly unclassified: string[] = [];
 
@@ -177,7 +180,7 @@ export class AwsGateway {
       }
       return this.forward({ request, response, body });
     }
-    const holder = classified.accessKeyId ? deployment.holderOf(classified.accessKeyId) : undefined;
+    const holder = classified.accessKeyId ? this.holderOf(classified.accessKeyId) : undefined;
     if (holder && !(await this.authorized({ classified, holder, body, response }))) return;
     if (holder)
       this.options.meter.request({
@@ -204,12 +207,22 @@ export class AwsGateway {
     if (classified.service === 'states' && !classified.operation.startsWith('SendTask'))
       return this.execution({ classified, body, response });
     if (classified.service === 'states') return this.taskCallback({ classified, body, response });
+    if (holder && classified.operation === 'AssumeRole') {
+      const roleArn = new URLSearchParams(body.toString('utf8')).get('RoleArn') ?? '';
+      const answer = (text: string) => this.assumed.record({ by: holder, roleArn, answer: text });
+      return this.forward({ request, response, body, answer });
+    }
     return this.forward({ request, response, body });
+  }
+
+  /** Who holds a key: a caller the deployment handed it to, or one that assumed a role with it. */
+  private holderOf(accessKeyId: string): KeyHolder | undefined {
+    return this.options.deployment.holderOf(accessKeyId) ?? this.assumed.holderOf(accessKeyId);
   }
 
   private holder(signed: SignedRequest): KeyHolder | undefined {
     const credential = /Credential=([^/,\s]+)/.exec(signed.headers.authorization ?? '')?.[1];
-    return credential ? this.options.deployment.holderOf(credential) : undefined;
+    return credential ? this.holderOf(credential) : undefined;
   }
 
   /** Evaluates every action of the call; answers AccessDenied and returns false when one is refused. */
@@ -245,14 +258,16 @@ export class AwsGateway {
 
   /**
    * The `aws:ResourceTag/…` keys IAM evaluates an action on an existing resource with: for
-   * ec2:DeleteSnapshot, the snapshot's tags, read from moto as AWS reads them.
+   * ec2:DeleteSnapshot and ec2:ModifySnapshotAttribute, the snapshot's tags, read from moto (in
+   * the snapshot's region) as AWS reads them.
    */
   private async resourceTags(requested: { action: string; resources: readonly string[] }) {
-    const id = /snapshot\/(snap-[0-9a-f]+)$/.exec(requested.resources[0] ?? '')?.[1];
-    if (requested.action !== 'ec2:DeleteSnapshot' || !id) return {};
+    const arn = /^arn:aws:ec2:([^:]*)::snapshot\/(snap-[0-9a-f]+)$/.exec(requested.resources[0] ?? '');
+    const id = arn?.[2];
+    if (!/^ec2:(DeleteSnapshot|ModifySnapshotAttribute)$/.test(requested.action) || !id) return {};
     const ec2 = new EC2Client({
       endpoint: this.motoEndpoint,
-      region: this.options.deployment.target.region,
+      region: arn?.[1] || this.options.deployment.target.region,
       credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
     });
     const found = await ec2
@@ -358,6 +373,8 @@ export class AwsGateway {
     request: IncomingMessage;
     response: ServerResponse;
     body: Buffer;
+    /** Given moto's answer, when it was a success (the credentials of an AssumeRole). */
+    answer?: (text: string) => void;
   }): Promise<void> {
     const { request, response, body } = options;
     const target = new URL(this.motoEndpoint);
@@ -374,6 +391,9 @@ export class AwsGateway {
         },
         (answer) => {
           response.writeHead(answer.statusCode ?? 502, answer.headers);
+          const seen: Buffer[] = [];
+          if (options.answer && answer.statusCode === 200) answer.on('data', (c: Buffer) => seen.push(c));
+          answer.on('end', () => options.answer?.(Buffer.concat(seen).toString('utf8')));
           answer.pipe(response);
           answer.on('end', () => done());
           answer.on('error', fail);

@@ -97,6 +97,18 @@ export class IamPolicies {
     }
   }
 
+  /**
+   * A role of another account whose credentials the deployment's callers obtain (a DR account's
+   * snapshot-copy role, made by its operators, not by a template): its trust policy guards
+   * sts:AssumeRole on it, and its policy the calls made with it.
+   */
+  adoptRole(options: { roleArn: string; name: string; trustPolicy: Json; policy: Json }): void {
+    this.resource.set(options.roleArn, options.trustPolicy as unknown as PolicyDocument);
+    this.identity.set(options.roleArn, [
+      { name: options.name, policy: options.policy as unknown as PolicyDocument },
+    ]);
+  }
+
   private readResourcePolicies(deployment: Deployment): void {
     const { template } = deployment.assembly;
     const { resolver } = deployment;
@@ -136,18 +148,34 @@ export class IamPolicies {
     return this.accountOf(arn) !== this.deployment.target.account;
   }
 
-  /** The account a resource belongs to: a trusted deployment's bucket's, an ARN's own, or this one. */
-  private accountOf(arn: string): string {
+  /**
+   * The account a resource belongs to: a trusted deployment's bucket's, an ARN's own, or this
+   * one; an ARN naming no account (an EC2 snapshot, `*`) is evaluated in the caller's account
+   * (`principal`), as a shared snapshot is governed by its sharing, not by a resource policy.
+   */
+  private accountOf(arn: string, principal?: string): string {
     const bucket = /^arn:aws:s3:::([^/]+)/.exec(arn);
     if (bucket) return this.bucketAccounts.get(`arn:aws:s3:::${bucket[1]}`) ?? this.deployment.target.account;
     const account = arn.split(':')[4] ?? '';
-    return /^\d{12}$/.test(account) ? account : this.deployment.target.account;
+    const caller = principal?.split(':')[4] ?? '';
+    if (/^\d{12}$/.test(account)) return account;
+    return /^\d{12}$/.test(caller) ? caller : this.deployment.target.account;
   }
 
-  /** The bucket, key or queue policy guarding an ARN, if any. */
+  /**
+   * The bucket, key or queue policy guarding an ARN, if any. A KMS key no template made (a
+   * customer key of the account's, CreateKey'd without a policy) has AWS's default key policy:
+   * its account's IAM policies decide.
+   */
   private resourcePolicyOf(arn: string): PolicyDocument | undefined {
     const bucket = /^arn:aws:s3:::([^/]+)/.exec(arn);
-    return this.resource.get(bucket ? `arn:aws:s3:::${bucket[1]}` : arn);
+    const known = this.resource.get(bucket ? `arn:aws:s3:::${bucket[1]}` : arn);
+    const key = /^arn:aws:kms:[^:]+:(\d{12}):key\//.exec(arn);
+    if (known || !key) return known;
+    const root = { AWS: `arn:aws:iam::${key[1]}:root` };
+    return {
+      Statement: [{ Effect: 'Allow', Principal: root, Action: 'kms:*', Resource: '*' }],
+    } as unknown as PolicyDocument;
   }
 
   /** Evaluates one call, records the decision and returns it. */
@@ -171,7 +199,7 @@ export class IamPolicies {
           request: {
             principal: session,
             action: call.action,
-            resource: { resource, accountId: this.accountOf(resource) },
+            resource: { resource, accountId: this.accountOf(resource, call.principal) },
             contextVariables: {
               'aws:SecureTransport': 'true',
               'aws:PrincipalArn': call.principal,
