@@ -40,11 +40,6 @@ export function drContext(source: { readonly bucket: string; readonly keyArn: st
   };
 }
 
-/** The source stack with DR targets: the README's synth with `-c lifeboat:drTargets=B:region-2`. */
-export async function sourceAssembly(): Promise<CloudAssembly> {
-  return loadAssembly(await synthesizedAssembly(REHEARSAL_CLUSTERS, SOURCE_CONTEXT));
-}
-
 /** The source stack as deployed without DR targets (the single-stack rehearsal's assembly). */
 export async function plainSourceAssembly(): Promise<CloudAssembly> {
   return loadAssembly(await synthesizedAssembly(REHEARSAL_CLUSTERS));
@@ -54,9 +49,35 @@ export async function plainSourceAssembly(): Promise<CloudAssembly> {
  * The DR stack synthesized in region 2 by the README's command, naming the deployed source's
  * bucket and key; `dispose` removes its directory (once the rehearsal running it has stopped).
  */
-export async function drAssembly(source: {
+export function drAssembly(source: {
   readonly bucket: string;
   readonly keyArn: string;
+}): Promise<{ assembly: CloudAssembly; dispose: () => Promise<void> }> {
+  return runAssembly({
+    what: 'the DR stack',
+    clusters: DR_CLUSTERS,
+    context: drContext(source),
+    region: DR_REGION,
+  });
+}
+
+/**
+ * The source stack with DR targets and the customer key its volumes are encrypted with named in
+ * `-c lifeboat:snapshotKeys` (the only key VolumeOperations may grant B the use of): the key is
+ * the run's own, so the assembly is made for the run, like the DR stack's.
+ */
+export function sourceAssemblyNaming(
+  snapshotKey: string,
+): Promise<{ assembly: CloudAssembly; dispose: () => Promise<void> }> {
+  const context = { ...SOURCE_CONTEXT, 'lifeboat:snapshotKeys': snapshotKey };
+  return runAssembly({ what: 'the source stack', clusters: REHEARSAL_CLUSTERS, context });
+}
+
+async function runAssembly(options: {
+  what: string;
+  clusters: readonly string[];
+  context: SynthContext;
+  region?: string;
 }): Promise<{ assembly: CloudAssembly; dispose: () => Promise<void> }> {
   // Under the project, as the cached assemblies are: the bundles import the SDK Lambda provides
   // from node_modules, which Node finds from there.
@@ -64,15 +85,11 @@ export async function drAssembly(source: {
   await mkdir(cache, { recursive: true });
   const outdir = await mkdtemp(join(cache, 'cdk-out-dr-run-'));
   const dispose = () => rm(outdir, { recursive: true, force: true });
-  const result = await runSynth({
-    clusters: DR_CLUSTERS,
-    outdir,
-    context: drContext(source),
-    region: DR_REGION,
-  });
+  const { what, ...synth } = options;
+  const result = await runSynth({ ...synth, outdir });
   if (result.code !== 0) {
     await dispose();
-    throw new Error(`cdk synth of the DR stack failed (exit ${result.code}):\n${result.output.slice(-4000)}`);
+    throw new Error(`cdk synth of ${what} failed (exit ${result.code}):\n${result.output.slice(-4000)}`);
   }
   return { assembly: await loadAssembly(outdir), dispose };
 }

@@ -47,7 +47,7 @@ import {
   drTarget,
   plainSourceAssembly,
   SOURCE_REGION,
-  sourceAssembly,
+  sourceAssemblyNaming,
   updatedTo,
 } from './dr-stacks.js';
 import { adoptCopyRole, gzippedJson } from './dr-volumes.js';
@@ -62,6 +62,9 @@ describe('the two-account DR rehearsal: a source stack in A/region 1, a DR stack
   let dr: Rehearsal;
   let namespace: string;
   let disposeDrAssembly: (() => Promise<void>) | undefined;
+  let disposeSourceAssembly: (() => Promise<void>) | undefined;
+  /** The customer key the source's volumes are encrypted with (named in its snapshotKeys). */
+  let sourceKey: string;
   const backupName = uniqueName('dr-source');
   const restoreName = uniqueName('dr-restore');
 
@@ -84,7 +87,10 @@ describe('the two-account DR rehearsal: a source stack in A/region 1, a DR stack
 
   beforeAll(async () => {
     const env = testEnv();
-    source = await startRehearsal({ tools: env.tools, aws: env.aws, assembly: await sourceAssembly() });
+    sourceKey = await newKey('source');
+    const sourceSynthesized = await sourceAssemblyNaming(sourceKey);
+    disposeSourceAssembly = sourceSynthesized.dispose;
+    source = await startRehearsal({ tools: env.tools, aws: env.aws, assembly: sourceSynthesized.assembly });
     const location = { bucket: source.bucket, keyArn: bucketKeyArn(source.deployment, source.bucket) };
     const synthesized = await drAssembly(location);
     disposeDrAssembly = synthesized.dispose;
@@ -111,6 +117,7 @@ describe('the two-account DR rehearsal: a source stack in A/region 1, a DR stack
     await dr?.stop();
     await source?.stop();
     await disposeDrAssembly?.();
+    await disposeSourceAssembly?.();
   });
 
   it('deploys the source in account A region 1 and the DR stack in account B region 2', () => {
@@ -187,10 +194,10 @@ describe('the two-account DR rehearsal: a source stack in A/region 1, a DR stack
     const crossed = dr.iam.decisions.filter((d) => d.allowed && onSourceBucket(d));
     expect(crossed.map((d) => d.call.action)).toContain('s3:GetObject');
     expect(crossed.every((d) => d.call.principal.startsWith(`arn:aws:iam::${drAccount}:role/`))).toBe(true);
-    const sourceKey = bucketKeyArn(source.deployment, source.bucket);
+    const sourceBucketKey = bucketKeyArn(source.deployment, source.bucket);
     expect(
       dr.iam.decisions.some(
-        (d) => d.allowed && d.call.action === 'kms:Decrypt' && d.call.resources.includes(sourceKey),
+        (d) => d.allowed && d.call.action === 'kms:Decrypt' && d.call.resources.includes(sourceBucketKey),
       ),
     ).toBe(true);
     // The restore's own files went to the DR stack's bucket, in region 2.
@@ -286,7 +293,6 @@ describe('the two-account DR rehearsal: a source stack in A/region 1, a DR stack
     const drivers: EbsCsiDriver[] = [];
     const copiedBackup = uniqueName('dr-volumes');
     let volumeApp: VolumeApp;
-    let sourceKey: string;
     let drKey: string;
     let volumeOperationsRole: string;
     const claims = ['data-native', 'data-csi'];
@@ -357,7 +363,7 @@ describe('the two-account DR rehearsal: a source stack in A/region 1, a DR stack
 
     beforeAll(async () => {
       const env = testEnv();
-      [sourceKey, drKey] = await Promise.all([newKey('source'), newKey('dr')]);
+      drKey = await newKey('dr');
       volumeOperationsRole = source.lambda.functionNamed('Lifeboat-VolumeOperations').roleArn;
       await adoptCopyRole({ source, endpoint: env.aws.endpoint, drKeyArn: drKey });
       // The clusters' EBS CSI drivers: A's in region 1, B's in region 2 (not Lifeboat's calls).
