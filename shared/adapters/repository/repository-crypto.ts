@@ -43,9 +43,15 @@ export class OpenFailed extends Error {
   }
 }
 
+/** Nonces drawn from the CSPRNG at once: one call per 1,024 records, not one per record. */
+const NONCES_AT_ONCE = 1024;
+
 export class RepositoryCrypto {
   private readonly idKey: Buffer;
   private readonly encryptionKey: Buffer;
+  /** Random bytes not handed out yet; never written after they are drawn (records keep views). */
+  private nonces = Buffer.alloc(0);
+  private noncesUsed = 0;
 
   constructor(options: { dataKey: Uint8Array; repositoryId: string }) {
     const salt = Buffer.from(options.repositoryId, 'hex');
@@ -65,9 +71,20 @@ export class RepositoryCrypto {
     return createHmac('sha256', this.idKey).update(sha256).digest('hex');
   }
 
+  /** A fresh random nonce (a draw of the CSPRNG cost ~25 us a record, as much as sealing 16 KiB). */
+  private nonce(): Buffer {
+    if (this.noncesUsed + NONCE_BYTES > this.nonces.length) {
+      this.nonces = randomBytes(NONCE_BYTES * NONCES_AT_ONCE);
+      this.noncesUsed = 0;
+    }
+    const nonce = this.nonces.subarray(this.noncesUsed, this.noncesUsed + NONCE_BYTES);
+    this.noncesUsed += NONCE_BYTES;
+    return nonce;
+  }
+
   /** The sealed form as its parts (nonce, ciphertext, tag), so a pack copies a record once. */
   sealParts(plaintext: Uint8Array, associatedData: Uint8Array): Uint8Array[] {
-    const nonce = randomBytes(NONCE_BYTES);
+    const nonce = this.nonce();
     const cipher = createCipheriv('aes-256-gcm', this.encryptionKey, nonce);
     cipher.setAAD(associatedData);
     const body = cipher.update(plaintext);

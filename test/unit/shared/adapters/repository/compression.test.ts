@@ -1,6 +1,10 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { compressBlob, decompressBlob } from '../../../../../shared/adapters/repository/repository-crypto.js';
+import {
+  compressBlob,
+  decompressBlob,
+  RepositoryCrypto,
+} from '../../../../../shared/adapters/repository/repository-crypto.js';
 
 const KiB = 1024;
 
@@ -70,5 +74,20 @@ describe('blob compression', () => {
       expect((await compressBlob(randomBytes(length))).compressed).toBe(false);
       expect((await compressBlob(text(length))).compressed).toBe(true);
     }
+  });
+});
+
+describe('record sealing', () => {
+  it('gives every record its own nonce, across many draws of random bytes, and opens each', () => {
+    const crypto = new RepositoryCrypto({ dataKey: Buffer.alloc(32, 7), repositoryId: 'ab'.repeat(16) });
+    const aad = Buffer.from('blob');
+    const nonces = new Set<string>();
+    for (let i = 0; i < 3000; i++) {
+      const plaintext = Buffer.from(`record ${i}`);
+      const sealed = crypto.seal(plaintext, aad);
+      nonces.add(Buffer.from(sealed.subarray(0, 12)).toString('hex'));
+      expect(Buffer.from(crypto.open(sealed, aad)).equals(plaintext)).toBe(true);
+    }
+    expect(nonces.size).toBe(3000);
   });
 });
