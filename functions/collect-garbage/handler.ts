@@ -2,7 +2,7 @@
  * Lambda entry of CollectGarbage: the GC schedule's target input, `{"dryRun": false}` (or
  * nothing); answers the report, which it also writes to the store.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { sfnExecutions } from '../../shared/adapters/sfn-executions.js';
 import { requireStateMachines } from '../../shared/runtime/env.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';

@@ -29,8 +29,6 @@ import type { Clock } from '../../shared/ports/clock.js';
 import type { Repository, SnapshotManifest } from '../../shared/ports/repository.js';
 import type { SnapshotBlocks } from '../../shared/ports/snapshot-blocks.js';
 import type { Snapshotter } from '../../shared/ports/snapshotter.js';
-import { backupBlocks } from './block-backup.js';
-import { restoreBlocks } from './block-restore.js';
 import { backupFileTree, chunkingOf } from './file-backup.js';
 import { restoreFileTree } from './file-restore.js';
 import type { JobWork } from './job-work.js';
@@ -141,6 +139,8 @@ async function blockBackup(job: DataMoverJobOf<'block-backup'>, run: Run): Promi
       alreadyStored: true,
     });
   }
+  // Block mode's code is loaded by block jobs only: a file job's start-up never compiles it.
+  const { backupBlocks } = await import('./block-backup.js');
   const backup = await backupBlocks({
     blocks: need(run.deps.sourceBlocks, 'the EBS direct APIs of the source'),
     repository,
@@ -171,6 +171,7 @@ async function blockRestore(job: DataMoverJobOf<'block-restore'>, run: Run): Pro
   const token = clientTokenOf(job.jobId);
   const tags = veleroTags(job.tags);
   const { target } = job;
+  const { restoreBlocks } = await import('./block-restore.js');
   const result = await restoreBlocks({
     repository: run.repository,
     manifestId: job.manifestId,

@@ -12,6 +12,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { HostileFileTree } from '../../shared/domain/errors.js';
 import type { ContentPiece, FileEntry } from '../../shared/domain/files/tree.js';
 import type { BlobId, RepositoryReader } from '../../shared/ports/repository.js';
+import type { FileCreation } from './file-create.js';
 
 /** Piece bytes gathered before they are written: enough to span several packs. */
 const BATCH_BYTES = 256 * 1024 * 1024;
@@ -24,6 +25,8 @@ export interface PendingFile {
   readonly entry: FileEntry;
   /** The file's path as shown in errors. */
   readonly shown: string;
+  /** What is left to do once its pieces are written (chown, chmod). */
+  readonly creation: Pick<FileCreation, 'chown' | 'chmod'>;
   /** Bytes of its pieces gathered (the rest of its size is holes). */
   pieceBytes: number;
 }

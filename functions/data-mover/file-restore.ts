@@ -11,19 +11,7 @@
  * anything outside the target.
  */
 import { constants } from 'node:fs';
-import {
-  chmod,
-  chown,
-  type FileHandle,
-  lchown,
-  link,
-  lstat,
-  mkdir,
-  open,
-  rm,
-  symlink,
-  unlink,
-} from 'node:fs/promises';
+import { chmod, chown, type FileHandle, lchown, link, lstat, mkdir, open, symlink } from 'node:fs/promises';
 import { HostileFileTree, LifeboatError } from '../../shared/domain/errors.js';
 import {
   CONTENT_LIST_FORMAT,
@@ -38,6 +26,7 @@ import {
   type TreeBlob,
 } from '../../shared/domain/files/tree.js';
 import type { BlobId, Repository } from '../../shared/ports/repository.js';
+import { type Creator, createAt, currentCreator, fileCreation } from './file-create.js';
 import { PackRestore, type PendingFile } from './file-pack-restore.js';
 import { type FileTimes, fileTimes } from './file-times.js';
 import { TreeBlobsAhead } from './file-tree-ahead.js';
@@ -87,6 +76,7 @@ class TreeRestore {
   readonly counts = { files: 0, directories: 0, symlinks: 0, hardLinks: 0, bytesWritten: 0 };
   private bytesDone = 0;
   private readonly ownership: boolean;
+  private readonly creator: Creator;
   readonly contents: PackRestore;
   /** The tree's blobs, read ahead by pack. */
   readonly trees: TreeBlobsAhead;
@@ -98,6 +88,7 @@ class TreeRestore {
     private readonly times: FileTimes,
   ) {
     this.ownership = options.ownership ?? process.getuid?.() === 0;
+    this.creator = currentCreator(this.ownership);
     this.trees = new TreeBlobsAhead(options);
     this.contents = new PackRestore({
       repository: options.repository,
@@ -131,9 +122,17 @@ class TreeRestore {
     return page;
   }
 
-  /** Restores a directory's entries into `path` (which exists); pages are read one at a time. */
-  async directory(options: { path: Buffer; at: readonly RawName[]; first: TreeBlob }): Promise<void> {
-    const { path, at, first } = options;
+  /**
+   * Restores a directory's entries into `path` (which exists); pages are read one at a time.
+   * `ownGroup`: the directory belongs to the restoring group (what is created in it gets it).
+   */
+  async directory(options: {
+    path: Buffer;
+    at: readonly RawName[];
+    first: TreeBlob;
+    ownGroup: boolean;
+  }): Promise<void> {
+    const { path, at, first, ownGroup } = options;
     if (at.length > MAX_DEPTH) throw new HostileFileTree(shown(at), `nested deeper than ${MAX_DEPTH}`);
     const pages = first.more ?? [];
     for (let i = -1; i < pages.length; i++) {
@@ -145,51 +144,47 @@ class TreeRestore {
         );
       for (const entry of page.entries) {
         this.options.signal?.throwIfAborted();
-        await this.entry({ dir: path, at: [...at, entry.name], entry });
+        await this.entry({ dir: path, at: [...at, entry.name], entry, ownGroup });
       }
     }
   }
 
-  /** Removes what a previous run (or anything else) left at a name, keeping a real directory. */
-  private async clear(path: Buffer, keepDirectory: boolean): Promise<boolean> {
-    const existing = await lstat(path).catch((error: unknown) => {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (!existing) return false;
-    if (existing.isDirectory()) {
-      if (keepDirectory) return true;
-      // rm does not follow symlinks inside what it removes.
-      await rm(path, { recursive: true, force: true });
-    } else await unlink(path);
-    return false;
-  }
-
-  private async entry(options: { dir: Buffer; at: readonly RawName[]; entry: FileTreeEntry }): Promise<void> {
+  /** One entry, created at once: only a name already taken (a previous run's) is cleared first. */
+  private async entry(options: {
+    dir: Buffer;
+    at: readonly RawName[];
+    entry: FileTreeEntry;
+    ownGroup: boolean;
+  }): Promise<void> {
     const { dir, at, entry } = options;
     const path = childPath(dir, entry.name);
-    const kept = await this.clear(path, entry.type === 'dir');
     switch (entry.type) {
       case 'dir': {
-        if (!kept) await mkdir(path, { mode: 0o700 });
-        await this.directory({ path, at, first: await this.treePage(entry.tree) });
+        const made = await createAt(path, { keepDirectory: true, make: () => mkdir(path, { mode: 0o700 }) });
+        const first = await this.treePage(entry.tree);
+        // A directory made here in one of the restoring group is of that group; a kept one may not be.
+        await this.directory({ path, at, first, ownGroup: made && options.ownGroup });
         await this.attributes(path, entry);
         this.counts.directories++;
         return;
       }
       case 'file':
-        await this.file(path, at, entry);
+        await this.file({ path, at, entry, ownGroup: options.ownGroup });
         return;
-      case 'symlink':
-        await symlink(Buffer.from(rawNameBytes(entry.target)), path);
+      case 'symlink': {
+        const target = Buffer.from(rawNameBytes(entry.target));
+        await createAt(path, { keepDirectory: false, make: () => symlink(target, path) });
         if (this.ownership) await lchown(path, entry.uid, entry.gid);
         await this.times.set(path, { atimeNs: entry.mtimeNs, mtimeNs: entry.mtimeNs, symlink: true });
         this.counts.symlinks++;
         return;
-      case 'hardlink':
-        await link(await this.linkSource(entry.linkTo, at), path);
+      }
+      case 'hardlink': {
+        const source = await this.linkSource(entry.linkTo, at);
+        await createAt(path, { keepDirectory: false, make: () => link(source, path) });
         this.counts.hardLinks++;
         return;
+      }
     }
   }
 
@@ -239,25 +234,45 @@ class TreeRestore {
     }
   }
 
-  /** Creates the file at its size (all hole) and gathers its pieces, written by pack later. */
-  private async file(path: Buffer, at: readonly RawName[], entry: FileEntry): Promise<void> {
+  /**
+   * Creates the file (at its size when it has holes, with its mode when its owner is already
+   * right) and gathers its pieces, written by pack later.
+   */
+  private async file(options: {
+    path: Buffer;
+    at: readonly RawName[];
+    entry: FileEntry;
+    ownGroup: boolean;
+  }): Promise<void> {
+    const { path, at, entry } = options;
+    const creation = fileCreation({ entry, creator: this.creator, ownGroup: options.ownGroup });
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-    const handle: FileHandle = await open(path, flags, 0o600);
+    let handle: FileHandle | undefined;
+    await createAt(path, {
+      keepDirectory: false,
+      make: async () => {
+        handle = await open(path, flags, creation.mode);
+      },
+    });
+    const opened = handle as FileHandle;
     try {
-      await handle.truncate(entry.size);
+      if (creation.truncate) await opened.truncate(entry.size);
     } catch (error) {
-      await handle.close();
+      await opened.close();
       throw error;
     }
-    await this.contents.add({ handle, path, entry, shown: shown(at) }, this.pieces(entry, at));
+    await this.contents.add(
+      { handle: opened, path, entry, shown: shown(at), creation },
+      this.pieces(entry, at),
+    );
   }
 
   /** Once its pieces are written: ownership, mode (after chown, which clears setuid), times. */
   private async finishFile(file: PendingFile): Promise<void> {
-    const { handle, entry } = file;
+    const { handle, entry, creation } = file;
     try {
-      if (this.ownership) await handle.chown(entry.uid, entry.gid);
-      await handle.chmod(entry.mode);
+      if (creation.chown) await handle.chown(entry.uid, entry.gid);
+      if (creation.chmod) await handle.chmod(entry.mode);
     } finally {
       await handle.close();
     }
@@ -285,7 +300,8 @@ export async function restoreFileTree(options: FileRestoreOptions): Promise<File
   try {
     await restore.trees.prefetch(manifest.root);
     const first = await restore.treePage(manifest.root);
-    await restore.directory({ path: root, at: [], first });
+    // The root may have been there before: it is of the restoring group only if it says so.
+    await restore.directory({ path: root, at: [], first, ownGroup: targetStats.gid === process.getegid?.() });
     await restore.contents.flush();
     if (first.directory) await restore.attributes(root, first.directory);
   } finally {

@@ -15,7 +15,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { readOnlyLocation } from '../../shared/adapters/backup-location-store.js';
 import { objectStoreAt, repositoryKeyWrapper } from '../../shared/adapters/data-mover-adapters.js';
 import { openRepository } from '../../shared/adapters/repository/open-repository.js';

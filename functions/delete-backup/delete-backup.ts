@@ -13,7 +13,7 @@
  * the backup's objects are kept (as Velero keeps the Backup when deletion has errors), so a later run can
  * finish the job. Never deletes a snapshot or manifest another backup names.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
 import { systemClock } from '../../shared/adapters/system-clock.js';
 import {

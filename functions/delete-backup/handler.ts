@@ -1,5 +1,5 @@
 /** Lambda entry of DeleteBackup (the delete workflow's step that deletes). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';
 import { clock, dataMoverRepository, snapshotter, store } from '../common/wiring.js';
 import { deleteBackupStep } from './deletion-step.js';

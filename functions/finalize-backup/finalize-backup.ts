@@ -8,7 +8,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, gzipSync } from 'node:zlib';
-import { z } from 'zod';
+import * as z from 'zod';
 import { readBackupDocument } from '../../shared/adapters/stored-file-reader.js';
 import { tarOf } from '../../shared/adapters/tar-archive.js';
 import { type BackupRequest, backupRequest } from '../../shared/contracts/backup-request.js';

@@ -5,7 +5,7 @@
  * data stays until it expires, so a re-run writes the same report. The drill's event is published from the execution's end (PublishOutcome),
  * so a drill that fails before this step has one too.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
 import type { DrillRestoreEnd, DrillRun } from '../../shared/contracts/drill.js';
 import {

@@ -2,7 +2,7 @@
  * Lambda entry of FireSchedule: EventBridge Scheduler's target input,
  * `{"schedule": "<name>", "scheduledTime": "<aws.scheduler.scheduled-time>"}`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { sfnExecutions } from '../../shared/adapters/sfn-executions.js';
 import { requireStateMachines } from '../../shared/runtime/env.js';
 import { lambdaHandler } from '../../shared/runtime/middleware.js';

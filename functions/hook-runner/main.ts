@@ -10,7 +10,7 @@
  * Exits 0 when the block's result is written (hook failures are in it), 1 otherwise, with the
  * reason on stderr. Never prints a hook's output: that goes into the backup log only.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { awsAdapters } from '../../shared/adapters/aws-adapters.js';
 import { clusterFromKubeconfig } from '../../shared/adapters/kubernetes-cluster.js';
 import { KubernetesCsiSnapshots } from '../../shared/adapters/kubernetes-csi-snapshots.js';

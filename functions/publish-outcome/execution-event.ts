@@ -4,7 +4,7 @@
  * its status, input, error and cause. An event of another state machine, or one that has not
  * ended, is refused naming the field: the rule should never deliver it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EndedExecution } from './publish-outcome.js';
 
 const statusChange = z.object({

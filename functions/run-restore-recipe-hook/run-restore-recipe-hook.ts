@@ -13,7 +13,7 @@
  * with a result is not run again. Never fails the restore for a hook.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RecipeHook } from '../../shared/contracts/recipe.js';
 import { type RestoreSpec, restoreRequest } from '../../shared/contracts/restore-request.js';
 import {

@@ -12,7 +12,7 @@
  * kept is deleted, so a volume keeps one snapshot, not one per backup.
  * Never fails the backup: a movement that cannot start or fails is a failed volume.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
 import type {
   BlockVolumes,

@@ -5,7 +5,7 @@
  * describes the same shapes; the contract tests hold the two together. Never throws on bad input:
  * every problem comes back by its field path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 import { type LabelSelector, parseSelector } from '../domain/kubernetes/label-selector.js';
 import { problemsOf, type ValidationResult } from './kubernetes.js';

@@ -5,7 +5,7 @@
  * as empty), the resource list, the results and the item operations. A file that is not what it
  * should be says which field is wrong (shared/adapters/stored-file-reader.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { BACKUP_PHASES, type BackupDocument } from '../domain/storage/backup-document.js';
 import type { Results } from '../domain/storage/results.js';
 import type { BackupOperation } from '../domain/volumes/operations.js';

@@ -3,7 +3,7 @@
  * accepted) plus the cluster to back up. Validation follows Velero's rules and reports every
  * problem by its field path; it never throws on bad input.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type BackupPlan, DEFAULT_TTL_MS } from '../domain/backup/plan.js';
 import type { FieldProblem } from '../domain/errors.js';
 import { parseDuration } from '../domain/kubernetes/duration.js';

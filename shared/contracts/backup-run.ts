@@ -3,7 +3,7 @@
  * Payloads stay small (Step Functions caps them at 256 KiB): object keys and counts travel,
  * item lists live in the object store.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { validationOutcomeOf } from './kubernetes.js';
 
 export const backupRun = z.strictObject({

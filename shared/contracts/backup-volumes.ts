@@ -7,7 +7,7 @@
  * read back from the object store; never holds object contents beyond names, labels and ids.
  */
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { dataMoverJob } from './data-mover-job.js';
 import { resourcePolicySchema } from './resource-policy.js';
 import { copySnapshotTarget } from './snapshot-copies.js';

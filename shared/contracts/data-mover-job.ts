@@ -6,7 +6,7 @@
  * Every problem of a job is reported by its field path. Never: a secret in a job (keys are named,
  * never given), or a job that reaches outside its repository and its source or target.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { problemsOf } from './kubernetes.js';
 import { manifestIdSchema, manifestStats } from './repository.js';
 

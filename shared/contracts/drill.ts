@@ -4,7 +4,7 @@
  * a backup (named, or a schedule's latest Completed one) into a cluster, with namespace mappings,
  * then checks and waits; Lifeboat's own object, shaped as Velero's (metadata + spec).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDuration } from '../domain/kubernetes/duration.js';
 import { dnsLabel, dnsSubdomain, objectMetaInput, problemsOf, type ValidationResult } from './kubernetes.js';
 

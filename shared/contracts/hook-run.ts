@@ -4,7 +4,7 @@
  * ItemBlock a worker left for it because its hooks may outlast a Lambda, or run one recipe hook
  * step whose commands may — of a backup's workflow, or of a restore's (`restore`: the restore run).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { backupRun } from './backup-run.js';
 import { recipeStepRef } from './recipe-run.js';
 import { restoreRecipeHookInput, restoreRun } from './restore-run.js';

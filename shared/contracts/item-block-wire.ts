@@ -11,7 +11,7 @@
  * dead-letter handler are updated before (or with) CollectItems, and a rollback past this format
  * waits for the item-block queue to drain.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   type BlockItem,
   blockItem,

@@ -3,7 +3,7 @@
  * selectors, and the validation of names, patterns and durations by Kubernetes' and Velero's own
  * rules (shared/domain/kubernetes/names.ts), each problem reported at its field path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 import { parseDuration } from '../domain/kubernetes/duration.js';
 import {

@@ -4,7 +4,7 @@
  * dead, why. Claims written before leases existed carry only `runId` and `startedAt`: they parse,
  * and count as renewed at their start.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const nameClaim = z.object({
   runId: z.string().min(1),

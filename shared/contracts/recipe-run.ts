@@ -3,7 +3,7 @@
  * steps of the recipe's backup workflow, each a Map iteration run one after the other, and the
  * recipe as kept in the working data. Payloads stay small: the steps carry names, not items.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { backupRun } from './backup-run.js';
 
 export const recipeStepRef = z.strictObject({

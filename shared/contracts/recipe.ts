@@ -6,7 +6,7 @@
  * Validation reports every problem by field path, including steps that name an unknown group or
  * hook; it never throws. See docs/recipes.md.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDuration } from '../domain/kubernetes/duration.js';
 import { type LabelSelector, parseSelector } from '../domain/kubernetes/label-selector.js';
 import { type ConfigMapData, decodeYaml, onlyDataEntry } from './configmap-document.js';

@@ -3,7 +3,7 @@
  * object, snapshot manifests (docs/repository-format.md), writer leases and garbage collection's
  * records. Binary objects (packs, indexes) are the domain's (repository/pack.ts, repository/index-segment.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const REPOSITORY_KIND = 'lifeboat-repository';
 export const REPOSITORY_FORMAT_VERSION = 1;

@@ -8,7 +8,7 @@
  * patchData must be a YAML or JSON mapping. Never reads a cluster.
  */
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 import {
   groupResourceGlob,

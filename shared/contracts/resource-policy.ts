@@ -6,7 +6,7 @@
  * Supported: volumePolicies with conditions capacity, storageClass, nfs, csi, volumeTypes,
  * pvcLabels, pvcPhase and actions skip, snapshot, fs-backup; includeExcludePolicy (Velero 1.17).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 import { dnsSubdomainProblem, labelValueProblem } from '../domain/kubernetes/names.js';
 import {

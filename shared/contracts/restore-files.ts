@@ -3,7 +3,7 @@
  * anyone with write access): Lifeboat's record of the restore, with the fields `restore
  * describe` shows typed and the rest kept, and the resource list.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const count = z.number().int().nonnegative();
 

@@ -7,7 +7,7 @@
  * restored from the data mover's repository in another region or account). Validation
  * follows Velero's restore controller and reports every problem by field path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 import { dnsLabelProblem, resourcePatternProblem } from '../domain/kubernetes/names.js';
 import { NON_RESTORABLE } from '../domain/restore/order.js';

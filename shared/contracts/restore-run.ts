@@ -3,7 +3,7 @@
  * indexes of their item chunks, never the items), one chunk to restore and each chunk's outcome;
  * and what they keep in the working data: planned items, restored pods' hooks and their outcomes.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { validationOutcomeOf } from './kubernetes.js';
 
 export const restoreRun = z.strictObject({

@@ -5,7 +5,7 @@
  * RestoreVolumes and PatchProvisionedVolumes, and the counts they return. Also the backup's
  * volumes-info as read back from the store: Velero's keys, unknown ones ignored.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { dataMoverJob } from './data-mover-job.js';
 
 const logEvent = z.strictObject({

@@ -4,7 +4,7 @@
  * firing of the Schedule also drills the Schedule's latest Completed backup into `drill.cluster`:
  * DR readiness tested at the Schedule's cadence, with no person. Checked by field path.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 import { drillSpec } from './drill.js';
 import { dnsSubdomain } from './kubernetes.js';

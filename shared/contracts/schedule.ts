@@ -6,7 +6,7 @@
  * which Velero ignores. Every problem is reported by its field path; parsing never throws
  * anything but ValidationFailed.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type FieldProblem, ValidationFailed } from '../domain/errors.js';
 import { type CronSpec, parseCron } from '../domain/schedules/cron.js';
 import type { RetentionPolicy } from '../domain/schedules/retention.js';

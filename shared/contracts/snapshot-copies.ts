@@ -3,7 +3,7 @@
  * native EBS and EBS CSI snapshot is copied, re-encrypted with which key, through which role.
  * Validation reports every problem by its field path; it never throws on bad input.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FieldProblem } from '../domain/errors.js';
 
 const KMS_KEY = '(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})';

@@ -2,7 +2,7 @@
  * The Lambda functions' configuration, read once from the environment and checked, so a
  * misconfigured deployment fails at start with the variable named.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const lambdaEnv = z.object({
   AWS_REGION: z.string().min(1),

@@ -84,7 +84,7 @@ function line(r: Result, dataBytes: number): string {
   const mbps = dataBytes / 1e6 / r.seconds;
   return (
     `  round ${r.round} ${r.tool.padEnd(10)} ${r.phase.padEnd(9)} ${r.seconds.toFixed(2).padStart(7)} s ` +
-    `${mbps.toFixed(1).padStart(7)} MB/s  CPU ${r.cpuSeconds.toFixed(1).padStart(6)} s  moto ${r.motoCpuSeconds.toFixed(1).padStart(6)} s  ` +
+    `${mbps.toFixed(1).padStart(7)} MB/s  CPU ${r.cpuSeconds.toFixed(2).padStart(6)} s  moto ${r.motoCpuSeconds.toFixed(1).padStart(6)} s  ` +
     `RSS ${r.peakRssMiB.toFixed(0).padStart(5)} MiB  bucket ${(r.bucketBytes / 1e6).toFixed(1)} MB` +
     (r.problems.length ? `  RESTORE DIFFERS: ${r.problems.join('; ')}` : '')
   );
@@ -178,7 +178,7 @@ function summary(results: readonly Result[], dataBytes: number): void {
       const cpu = median(runs.map((r) => r.cpuSeconds));
       console.log(
         `  ${phase.padEnd(9)} ${tool.padEnd(10)} ${mbps(tool, phase).toFixed(1).padStart(7)} MB/s  ` +
-          `CPU ${cpu.toFixed(1)} s / moto ${median(runs.map((r) => r.motoCpuSeconds)).toFixed(1)} s  ` +
+          `CPU ${cpu.toFixed(2)} s / moto ${median(runs.map((r) => r.motoCpuSeconds)).toFixed(1)} s  ` +
           `${(cpu / (dataBytes / 1e9)).toFixed(1)} CPU-s/GB  RSS ${Math.max(...runs.map((r) => r.peakRssMiB)).toFixed(0)} MiB  ` +
           `bucket ${(median(runs.map((r) => r.bucketBytes)) / 1e6).toFixed(1)} MB`,
       );

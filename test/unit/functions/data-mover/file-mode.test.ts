@@ -422,6 +422,22 @@ describe('file mode round trip', () => {
     expectSameTree(await observe(target), expected);
   });
 
+  it('gives every file its recorded group in a target that hands its own group on (setgid)', async () => {
+    // Prepare: a target of another group, setgid, with a kept setgid directory of that group.
+    const target = await temp('file-mode-setgid-');
+    await mkdir(join(target, 'nested'));
+    for (const dir of [target, join(target, 'nested')]) {
+      await chown(dir, 0, 4444);
+      await chmod(dir, 0o2770);
+    }
+
+    // Act
+    await restoreFileTree({ repository: repo, times: exactTimes(), manifestId: 'full-1', target });
+
+    // Assess: root's own files are root's group, not the target's (created there, then chowned).
+    expectSameTree(await observe(target), expected);
+  });
+
   it('keeps every blob a live file snapshot uses through garbage collection', async () => {
     // Prepare: only the incremental snapshot stays; a snapshot of a file nothing else holds goes,
     // so some packs hold dead blobs only (others, mixing dead and live blobs, are kept whole).
