@@ -7,17 +7,15 @@
  */
 import pLimit from 'p-limit';
 import { readBackupArchive } from '../../shared/adapters/backup-archive-reader.js';
-import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
-import { storedResourceList } from '../../shared/contracts/backup-files.js';
 import type { DrillRun } from '../../shared/contracts/drill.js';
 import { type ExpectedItem, expectedItems, itemLabel } from '../../shared/domain/drills/expected-items.js';
 import { dataDifferences } from '../../shared/domain/drills/item-check.js';
 import type { DrillMismatch } from '../../shared/domain/drills/report.js';
 import { backupKeys, drillKeys } from '../../shared/domain/storage/keys.js';
-import { backupFile } from '../../shared/domain/storage/stored-files.js';
 import type { Cluster, ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 import { type DrillItemFindings, resourceOf, resourcesOf, stub } from '../common/drill-items.js';
+import { drilledResourceList } from '../common/drill-records.js';
 
 export interface CheckDrillItemsDeps {
   readonly store: ObjectStore;
@@ -85,11 +83,7 @@ export async function checkDrillItems(
 ): Promise<DrillItemCounts> {
   const { run } = input;
   const signal = deps.signal ? { signal: deps.signal } : {};
-  const resourceList = await readStoredJson(deps.store, backupFile(run.backupName, 'resourceList'), {
-    schema: storedResourceList,
-    shape: 'a resource list',
-    ...signal,
-  });
+  const resourceList = await drilledResourceList(deps.store, run, deps.signal);
   const mismatches: DrillMismatch[] = [];
   if (!resourceList)
     mismatches.push({

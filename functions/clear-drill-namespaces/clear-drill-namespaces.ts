@@ -6,8 +6,6 @@
  * state waits between looks, until the drill's deadline, when the drill fails naming what is
  * still there. Re-entrant: deleting a namespace already being deleted is a look at it.
  */
-import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
-import { storedResourceList } from '../../shared/contracts/backup-files.js';
 import type { DrillRun } from '../../shared/contracts/drill.js';
 import { expectedItems } from '../../shared/domain/drills/expected-items.js';
 import {
@@ -18,10 +16,10 @@ import {
   type SeenNamespace,
 } from '../../shared/domain/drills/target-namespaces.js';
 import { drillKeys } from '../../shared/domain/storage/keys.js';
-import { backupFile } from '../../shared/domain/storage/stored-files.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { ClusterWriter } from '../../shared/ports/cluster.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
+import { drilledResourceList } from '../common/drill-records.js';
 
 export interface ClearDrillNamespacesDeps {
   readonly store: ObjectStore;
@@ -74,11 +72,7 @@ export async function clearDrillNamespaces(
 ): Promise<DrillNamespacesClearing> {
   const { run } = input;
   const signal = deps.signal ? { signal: deps.signal } : {};
-  const resourceList = await readStoredJson(deps.store, backupFile(run.backupName, 'resourceList'), {
-    schema: storedResourceList,
-    shape: 'a resource list',
-    ...signal,
-  });
+  const resourceList = await drilledResourceList(deps.store, run, deps.signal);
   // Without a resource list the drill cannot know its namespaces; CheckDrillItems reports it.
   const targets = drillTargetNamespaces(
     expectedItems({ resourceList: resourceList ?? {}, namespaceMapping: run.namespaceMapping }),

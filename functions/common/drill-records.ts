@@ -3,10 +3,13 @@
  * the drill starts and rewritten once when it ends; read back within a size bound and checked
  * against its schema, so a broken record is named rather than shown.
  */
+import { readStoredJson } from '../../shared/adapters/stored-file-reader.js';
+import { storedResourceList } from '../../shared/contracts/backup-files.js';
 import { type DrillRun, storedDrillReport } from '../../shared/contracts/drill.js';
 import type { DrillReport } from '../../shared/domain/drills/report.js';
 import { StoredFileUnreadable } from '../../shared/domain/errors.js';
 import { DRILLS_DIR, drillKeys } from '../../shared/domain/storage/keys.js';
+import { backupFile } from '../../shared/domain/storage/stored-files.js';
 import type { ObjectStore } from '../../shared/ports/object-store.js';
 
 /** A report is small: names, counts, mismatches (a few thousand at most) and volumes. */
@@ -56,4 +59,13 @@ export async function drillNames(
 export function backupOfRun(run: DrillRun): { name: string; startedAt: string; schedule?: string } {
   const schedule = run.scheduleName ?? run.firedBySchedule;
   return { name: run.backupName, startedAt: run.backupStartedAt, ...(schedule ? { schedule } : {}) };
+}
+
+/** The drilled backup's resource list (what a drill expects restored); undefined when missing. */
+export function drilledResourceList(store: ObjectStore, run: DrillRun, signal?: AbortSignal) {
+  return readStoredJson(store, backupFile(run.backupName, 'resourceList'), {
+    schema: storedResourceList,
+    shape: 'a resource list',
+    ...(signal ? { signal } : {}),
+  });
 }
