@@ -3,12 +3,11 @@
  * an EBS volume, run by the stack's backup workflow, snapshots the volume natively and starts the
  * Fargate data-mover task of the synthesized assembly (its image's entry, its task role, its
  * container environment), which reads the snapshot through the EBS direct APIs into the
- * repository; volumes-info records the movement. The restore workflow's data-mover task then
- * writes the repository's blocks into a new snapshot whose volume backs the restored claim, block
- * for block equal to the source. Every AWS call is allowed by its caller's role in the template.
+ * repository; volumes-info records the movement. Every AWS call is allowed by its caller's role
+ * in the template. (The restore half is not here yet.)
  */
 import { gunzipSync } from 'node:zlib';
-import { CreateVolumeCommand, DescribeVolumesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { CreateVolumeCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +16,7 @@ import { backupKeys } from '../../shared/domain/storage/keys.js';
 import type { BackupVolumeInfo } from '../../shared/domain/volumes/info.js';
 import type { SnapshotBlocks } from '../../shared/ports/snapshot-blocks.js';
 import { testEnv, uniqueName } from '../integration/support/env.js';
-import { volumeHashes, volumeImage, writeSnapshot } from '../integration/support/snapshot-image.js';
+import { volumeImage, writeSnapshot } from '../integration/support/snapshot-image.js';
 import { waitFor } from '../integration/support/wait.js';
 import { type Rehearsal, startRehearsal } from './rehearsal.js';
 import { namespaceForPods, ZONE } from './sample.js';
@@ -25,13 +24,12 @@ import { namespaceForPods, ZONE } from './sample.js';
 const LONG = 600_000;
 const credentials = { accessKeyId: 'testing', secretAccessKey: 'testing' };
 
-describe('the deployment rehearsal of the data mover: snapshotMoveData backed up and restored', () => {
+describe('the deployment rehearsal of the data mover: snapshotMoveData backed up', () => {
   let rehearsal: Rehearsal;
   let blocks: SnapshotBlocks;
   let ec2: EC2Client;
   let namespace: string;
   let volumeId: string;
-  let sourceHashes: Map<number, string>;
   const backupName = uniqueName('moved');
   const image = volumeImage();
 
@@ -52,7 +50,6 @@ describe('the deployment rehearsal of the data mover: snapshotMoveData backed up
   /** A claim bound to an EBS volume made from a snapshot holding the image's blocks. */
   async function claimOnSeededVolume(core: CoreV1Api): Promise<void> {
     const seed = await writeSnapshot(blocks, image);
-    sourceHashes = await volumeHashes(blocks, seed);
     const made = await ec2.send(
       new CreateVolumeCommand({ SnapshotId: seed, AvailabilityZone: ZONE, VolumeType: 'gp3' }),
     );
@@ -133,38 +130,6 @@ describe('the deployment rehearsal of the data mover: snapshotMoveData backed up
       snapshotDataMovementInfo: { dataMover: 'lifeboat', uploaderType: 'lifeboat-block', Phase: 'Completed' },
     });
     expect(String(infos[0]?.snapshotDataMovementInfo?.snapshotHandle)).toMatch(new RegExp(`^${backupName}_`));
-    expect(rehearsal.report().violations).toEqual([]);
-  });
-
-  it('restores the claim from the repository with the restore workflow: a new volume, block for block the source', {
-    timeout: LONG,
-  }, async () => {
-    const core = rehearsal.kubeConfig.makeApiClient(CoreV1Api);
-    const target = `${namespace}-back`;
-    const outcome = await rehearsal.start('restore', {
-      request: {
-        cluster: 'rehearsal',
-        restore: {
-          apiVersion: 'velero.io/v1',
-          kind: 'Restore',
-          metadata: { name: uniqueName('moved-restore') },
-          spec: { backupName, volumeAvailabilityZone: ZONE, namespaceMapping: { [namespace]: target } },
-        },
-      },
-    });
-    expect(outcome).toMatchObject({ status: 'SUCCEEDED', output: { phase: 'Completed', errors: 0 } });
-    const claim = await waitFor('the restored claim to bind', async () => {
-      const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: target, name: 'data' });
-      return pvc.status?.phase === 'Bound' ? pvc : undefined;
-    });
-    const pv = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
-    const restoredVolume = pv.spec?.csi?.volumeHandle ?? '';
-    expect(restoredVolume).toMatch(/^vol-/);
-    expect(restoredVolume).not.toBe(volumeId);
-    const described = await ec2.send(new DescribeVolumesCommand({ VolumeIds: [restoredVolume] }));
-    const snapshot = described.Volumes?.[0]?.SnapshotId ?? '';
-    expect(snapshot).toMatch(/^snap-/);
-    expect(await volumeHashes(blocks, snapshot)).toEqual(sourceHashes);
     expect(rehearsal.report().violations).toEqual([]);
   });
 });
