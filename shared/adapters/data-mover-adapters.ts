@@ -53,13 +53,9 @@ export async function repositoryKeyWrapper(
   options: { create?: boolean | (() => Promise<boolean>) } = {},
 ): Promise<KeyWrapper> {
   if ('keyFile' in keys) return LocalKeyWrapper.fromFile(keys.keyFile, options);
-  // Loaded only when used: a task's start-up cost is mostly loading SDK clients.
-  const [{ KMSClient }, { KmsKeyWrapper }] = await Promise.all([
-    import('@aws-sdk/client-kms'),
-    import('./kms-key-wrapper.js'),
-  ]);
-  return new KmsKeyWrapper({
-    client: new KMSClient({ region: keyRegionOf(keys.kmsKeyId) ?? keys.region, maxAttempts: 8 }),
-    keyId: keys.kmsKeyId,
-  });
+  // Loaded only when used: a task's start-up cost is mostly loading SDK clients. The SDK is
+  // imported statically by the loaded module (kmsKeyWrapperAt), never here: a bundled dynamic
+  // import of its CommonJS package has no named exports.
+  const { kmsKeyWrapperAt } = await import('./kms-key-wrapper.js');
+  return kmsKeyWrapperAt({ region: keyRegionOf(keys.kmsKeyId) ?? keys.region, keyId: keys.kmsKeyId });
 }

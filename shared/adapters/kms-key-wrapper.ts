@@ -5,12 +5,7 @@
  * repository asked). The SDK retries throttling and 5xx (`maxAttempts`); what still fails is
  * RetryableError or CloudRequestRefused (access denied, disabled or missing key).
  */
-import {
-  DecryptCommand,
-  GenerateDataKeyCommand,
-  type KMSClient,
-  KMSServiceException,
-} from '@aws-sdk/client-kms';
+import { DecryptCommand, GenerateDataKeyCommand, KMSClient, KMSServiceException } from '@aws-sdk/client-kms';
 import { CloudRequestRefused } from '../domain/errors.js';
 import type { KeyWrapper, WrappedDataKey } from '../ports/key-wrapper.js';
 import { awsErrorOf } from './aws-errors.js';
@@ -25,6 +20,18 @@ const RETRYABLE = new Set([
 function kmsErrorOf(error: unknown, options: { what: string; signal?: AbortSignal }): unknown {
   // The service's message names the key and the operation, never key material.
   return awsErrorOf(error, { ...options, service: KMSServiceException, retryableCodes: RETRYABLE });
+}
+
+/**
+ * A wrapper with its own client, for callers that load this module on demand: the client comes
+ * from this module's static import, as a bundler's code-split dynamic `import()` of the SDK's
+ * CommonJS package yields only its `default`, without named exports.
+ */
+export function kmsKeyWrapperAt(options: { region: string; keyId: string }): KmsKeyWrapper {
+  return new KmsKeyWrapper({
+    client: new KMSClient({ region: options.region, maxAttempts: 8 }),
+    keyId: options.keyId,
+  });
 }
 
 export class KmsKeyWrapper implements KeyWrapper {

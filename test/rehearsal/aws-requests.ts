@@ -6,7 +6,8 @@
  * rehearsal's gateway sees it. A request it cannot classify is reported, never let through.
  */
 
-import { grantContext, snapshotCopyRequest } from './copy-requests.js';
+import { snapshotCopyRequest } from './copy-requests.js';
+import { kmsRequestContext } from './kms-requests.js';
 import { schedulerRequest } from './scheduler-requests.js';
 
 export interface SignedRequest {
@@ -227,13 +228,14 @@ function jsonTarget(request: SignedRequest, ctx: ClassifyContext, service: strin
   const body = jsonBody(request);
   if (service === 'kms') {
     const keyId = String(body.KeyId ?? '');
+    const context = kmsRequestContext(operation, body);
     return {
       operation,
       actions: [
         {
           action: `kms:${operation}`,
           resources: keyId ? [ctx.keys.keyArn(keyId)] : ['*'],
-          ...(operation === 'CreateGrant' ? { context: grantContext(body) } : {}),
+          ...(context ? { context } : {}),
         },
       ],
     };

@@ -11,6 +11,7 @@
  */
 import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { Deployment } from './deploy.js';
+import { withEncryptionContextDecided } from './kms-context-conditions.js';
 import { type Json, type Resolver, resolve, resourcesOf } from './template.js';
 
 export interface AwsCall {
@@ -188,7 +189,10 @@ export class IamPolicies {
   }
 
   private async simulateEach(call: AwsCall): Promise<Decision> {
-    const identityPolicies = this.identity.get(call.principal) ?? [];
+    const identityPolicies = withEncryptionContextDecided(
+      this.identity.get(call.principal) ?? [],
+      call.context,
+    );
     const session = call.principal.replace(
       /^arn:aws:iam::(\d+):role\/(.+)$/,
       'arn:aws:sts::$1:assumed-role/$2/rehearsal',
