@@ -1,10 +1,10 @@
 /**
- * RestoreVolumes in other regions of the stack's own account (a restore's `volumeRegion` without
- * a role): it may create the restored volumes there, from any snapshot by id, tag them only while
- * creating them, and use their keys only through EC2 there, exactly as in its own region
- * (restore-volumes.ts), in the regions the stack is told of: `volumeRegions`, and the regions of
- * `drTargets` in its own account, where copySnapshots puts the copies a restore there needs.
- * Never in a region not named: a restore elsewhere is refused by IAM, naming the call.
+ * Where and how RestoreVolumes may make restored volumes: in its own region (restore-volumes.ts
+ * asks for that) and in the other regions of the stack's own account a restore's `volumeRegion`
+ * (without a role) may name: `volumeRegions`, and the regions of `drTargets` in its own account,
+ * where copySnapshots puts the copies a restore there needs. The same statements for every region:
+ * create the volumes from any snapshot by id, tag them only while creating them, use their keys only
+ * through EC2 there. Never in a region not named: a restore elsewhere is refused by IAM, naming the call.
  */
 import { Stack, Token, Validations } from 'aws-cdk-lib';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -21,7 +21,12 @@ export function restoreVolumeRegions(options: {
   return [...new Set([...options.volumeRegions, ...own])].filter((r) => r !== stack.region).sort();
 }
 
-/** Lets RestoreVolumes' role create, tag and encrypt restored volumes in `regions`. */
+/**
+ * Lets RestoreVolumes' role create, tag and encrypt restored volumes in `regions` (its own region
+ * is `stack.region`, a token in an environment-agnostic stack): volumes only carrying the restore
+ * tag, tags only while creating a volume, from any snapshot by id (a DR copy shared by another
+ * account has no account in its ARN), keys only through EC2 there, grants only for AWS resources.
+ */
 export function grantRestoreVolumeRegions(options: { role: IRole; regions: readonly string[] }): void {
   const { role, regions } = options;
   if (regions.length === 0) return;
@@ -29,17 +34,18 @@ export function grantRestoreVolumeRegions(options: { role: IRole; regions: reado
   const add = (statement: PolicyStatement): void => {
     role.addToPrincipalPolicy(statement);
   };
-  const arns = (resource: string, account?: string): string[] =>
+  const arns = (service: string, resource: string, account?: string): string[] =>
     regions.map((region) =>
       stack.formatArn({
-        service: resource === 'key' ? 'kms' : 'ec2',
+        service,
         region,
         resource,
         resourceName: '*',
         ...(account === undefined ? {} : { account }),
       }),
     );
-  const volumes = arns('volume');
+  const volumes = arns('ec2', 'volume');
+  const keys = arns('kms', 'key');
   add(
     new PolicyStatement({
       actions: ['ec2:CreateVolume'],
@@ -47,8 +53,7 @@ export function grantRestoreVolumeRegions(options: { role: IRole; regions: reado
       conditions: { Null: { 'aws:RequestTag/velero.io/restore': 'false' } },
     }),
   );
-  // A snapshot there may be a copy another account shared: no account in its ARN.
-  add(new PolicyStatement({ actions: ['ec2:CreateVolume'], resources: arns('snapshot', '') }));
+  add(new PolicyStatement({ actions: ['ec2:CreateVolume'], resources: arns('ec2', 'snapshot', '') }));
   add(
     new PolicyStatement({
       actions: ['ec2:CreateTags'],
@@ -56,7 +61,8 @@ export function grantRestoreVolumeRegions(options: { role: IRole; regions: reado
       conditions: { StringEquals: { 'ec2:CreateAction': 'CreateVolume' } },
     }),
   );
-  const throughEc2 = { 'kms:ViaService': regions.map((r) => `ec2.${r}.amazonaws.com`) };
+  const services = regions.map((r) => `ec2.${r}.amazonaws.com`);
+  const throughEc2 = { 'kms:ViaService': services.length === 1 ? services[0] : services };
   add(
     new PolicyStatement({
       actions: [
@@ -66,14 +72,14 @@ export function grantRestoreVolumeRegions(options: { role: IRole; regions: reado
         'kms:ReEncryptFrom',
         'kms:ReEncryptTo',
       ],
-      resources: arns('key'),
+      resources: keys,
       conditions: { StringEquals: throughEc2 },
     }),
   );
   add(
     new PolicyStatement({
       actions: ['kms:CreateGrant'],
-      resources: arns('key'),
+      resources: keys,
       conditions: { StringEquals: throughEc2, Bool: { 'kms:GrantIsForAWSResource': 'true' } },
     }),
   );
@@ -83,19 +89,21 @@ export function grantRestoreVolumeRegions(options: { role: IRole; regions: reado
 function acknowledgeRegions(options: { role: IRole; stack: Stack; regions: readonly string[] }): void {
   const { role, stack } = options;
   const acknowledge = (id: string, reason: string): void => Validations.of(role).acknowledge({ id, reason });
+  // cdk-nag names a resource as the template has it: pseudo parameters for an environment-agnostic stack.
   const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
-  for (const region of options.regions) {
+  for (const named of options.regions) {
+    const region = Token.isUnresolved(named) ? '<AWS::Region>' : named;
     acknowledge(
       `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${region}:${account}:volume/*]`,
-      'A restore into this region (volumeRegion) creates volumes whose ids do not exist yet; only with the velero.io/restore tag, tagged only while created',
+      'A restore creates volumes whose ids do not exist yet; CreateVolume requires the velero.io/restore tag and CreateTags only applies while creating a volume',
     );
     acknowledge(
       `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${region}::snapshot/*]`,
-      "A restore into this region makes volumes from the backup's snapshot copies there, by the ids in its volumes-info",
+      "Any backup's snapshot (or its copy in this region) may be restored; the snapshot ids come from the backup's volumes-info",
     );
     acknowledge(
       `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:${account}:key/*]`,
-      'volumeKmsKeyId names any key of the account in this region; used only through EC2 there, grants only for AWS resources',
+      'volumeKmsKeyId names any key of the account; it is used only through EC2 (kms:ViaService), and grants only for AWS resources',
     );
   }
 }
